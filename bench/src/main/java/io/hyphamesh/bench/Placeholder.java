@@ -1,0 +1,1 @@
+package io.hyphamesh.bench; public final class Placeholder {}

@@ -1,0 +1,123 @@
+package io.hyphamesh.api;
+
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.json.Json;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+import jakarta.json.JsonValue;
+
+/**
+ * The root of every error Hypha-Mesh raises, on the server and in the client. It carries a stable
+ * {@link ErrorCode} and, for some codes, details the caller can act on (the current version and
+ * value of a CAS conflict, the value a floor-guarded {@code incr} saw). Unchecked by design.
+ */
+public class HyphaException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final ErrorCode code;
+    private final transient JsonObject details;
+
+    public HyphaException(ErrorCode code, String message) {
+        this(code, message, JsonValue.EMPTY_JSON_OBJECT, null);
+    }
+
+    public HyphaException(ErrorCode code, String message, Throwable cause) {
+        this(code, message, JsonValue.EMPTY_JSON_OBJECT, cause);
+    }
+
+    public HyphaException(ErrorCode code, String message, JsonObject details) {
+        this(code, message, details, null);
+    }
+
+    private HyphaException(ErrorCode code, String message, JsonObject details, Throwable cause) {
+        super(message, cause);
+        this.code = code;
+        this.details = details;
+    }
+
+    public static HyphaException badRequest(String message) {
+        return new HyphaException(ErrorCode.BAD_REQUEST, message);
+    }
+
+    public static HyphaException notFound(String message) {
+        return new HyphaException(ErrorCode.NOT_FOUND, message);
+    }
+
+    public static HyphaException forbidden(String message) {
+        return new HyphaException(ErrorCode.FORBIDDEN, message);
+    }
+
+    public static HyphaException unauthorized(String message) {
+        return new HyphaException(ErrorCode.UNAUTHORIZED, message);
+    }
+
+    public static HyphaException tooLarge(String message) {
+        return new HyphaException(ErrorCode.TOO_LARGE, message);
+    }
+
+    public static HyphaException limit(String message) {
+        return new HyphaException(ErrorCode.LIMIT, message);
+    }
+
+    /** A CAS conflict carrying the current version and value. */
+    public static HyphaException conflict(String message, long currentVersion, JsonValue currentValue) {
+        return new HyphaException(ErrorCode.CONFLICT, message, Json.createObjectBuilder()
+                .add("version", currentVersion)
+                .add("value", currentValue)
+                .build());
+    }
+
+    /** A refused floor-guarded increment carrying the current value and version. */
+    public static HyphaException floor(String message, JsonValue currentValue, long version) {
+        return new HyphaException(ErrorCode.FLOOR, message, Json.createObjectBuilder()
+                .add("value", currentValue)
+                .add("version", version)
+                .build());
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+
+    /** Extra fields of the error (never {@code code} or {@code message}); empty when none. */
+    public JsonObject details() {
+        return details == null ? JsonValue.EMPTY_JSON_OBJECT : details;
+    }
+
+    /** The {@code version} detail of a conflict or floor error. */
+    public Optional<Long> currentVersion() {
+        JsonValue v = details().get("version");
+        return v instanceof JsonNumber n ? Optional.of(n.longValue()) : Optional.empty();
+    }
+
+    /** The {@code value} detail of a conflict or floor error. */
+    public Optional<JsonValue> currentValue() {
+        return Optional.ofNullable(details().get("value"));
+    }
+
+    /** The error as its wire object: {@code {"code": ..., "message": ..., ...details}}. */
+    public JsonObject toJson() {
+        JsonObjectBuilder b = Json.createObjectBuilder()
+                .add("code", code.wire())
+                .add("message", getMessage() == null ? code.wire() : getMessage());
+        for (Map.Entry<String, JsonValue> e : details().entrySet()) {
+            b.add(e.getKey(), e.getValue());
+        }
+        return b.build();
+    }
+
+    /** Rebuilds an exception from its wire object; an unknown code becomes {@link ErrorCode#INTERNAL}. */
+    public static HyphaException fromJson(JsonObject err) {
+        ErrorCode code = ErrorCode.ofWire(err.getString("code", "internal")).orElse(ErrorCode.INTERNAL);
+        JsonObjectBuilder d = Json.createObjectBuilder();
+        for (Map.Entry<String, JsonValue> e : err.entrySet()) {
+            if (!e.getKey().equals("code") && !e.getKey().equals("message")) {
+                d.add(e.getKey(), e.getValue());
+            }
+        }
+        return new HyphaException(code, err.getString("message", code.wire()), d.build());
+    }
+}

@@ -1,0 +1,75 @@
+package io.hyphamesh.api;
+
+/**
+ * Name rules for workspaces, objects, services and client ids. A name is 1 to 128 characters of
+ * {@code A-Z a-z 0-9 . _ -}, starts with a letter or digit, and is never {@code .} or contains
+ * {@code ..}. Anything else (slashes, control characters, spaces, empty) is {@code bad_request}.
+ */
+public final class Names {
+    /** The longest name accepted. */
+    public static final int MAX_LENGTH = 128;
+
+    private Names() {
+    }
+
+    public static String checkWorkspace(String name) {
+        return check("workspace name", name);
+    }
+
+    public static String checkObject(String name) {
+        return check("object name", name);
+    }
+
+    /** Checks a name and returns it; {@code what} names it in the error message. */
+    public static String check(String what, String name) {
+        if (name == null || name.isEmpty()) {
+            throw HyphaException.badRequest(what + " must not be empty");
+        }
+        if (name.length() > MAX_LENGTH) {
+            throw HyphaException.badRequest(what + " is longer than " + MAX_LENGTH + " characters");
+        }
+        char first = name.charAt(0);
+        if (!Character.isLetterOrDigit(first) || first > 127) {
+            throw HyphaException.badRequest(what + " must start with a letter or digit: '" + printable(name) + "'");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '.' || c == '_' || c == '-';
+            if (!ok) {
+                throw HyphaException.badRequest(what + " may hold only A-Z a-z 0-9 . _ - : '" + printable(name) + "'");
+            }
+        }
+        if (name.contains("..")) {
+            throw HyphaException.badRequest(what + " must not contain '..'");
+        }
+        return name;
+    }
+
+    /** True when {@link #check} would accept the name. */
+    public static boolean isValid(String name) {
+        try {
+            check("name", name);
+            return true;
+        } catch (HyphaException e) {
+            return false;
+        }
+    }
+
+    /** The string with control characters escaped and cut to 64 characters, safe for a message. */
+    public static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < s.length() && b.length() < 64; i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        if (s.length() > 64) {
+            b.append("...");
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,68 @@
+package io.hyphamesh.api;
+
+/**
+ * The identity of an object: {@code (workspace, kind, name)}. The workspace object itself has the
+ * name {@code ""} and the wire target {@code ws}; Logs and Docs are {@code log:<name>} and
+ * {@code doc:<name>}.
+ *
+ * @param workspace the workspace name
+ * @param kind      the object kind
+ * @param name      the object name, empty for the workspace object
+ */
+public record ObjectId(String workspace, ObjectKind kind, String name) {
+
+    public ObjectId {
+        Names.checkWorkspace(workspace);
+        if (kind == ObjectKind.WORKSPACE) {
+            if (!name.isEmpty()) {
+                throw HyphaException.badRequest("the workspace object has no name");
+            }
+        } else {
+            Names.checkObject(name);
+        }
+    }
+
+    public static ObjectId workspace(String workspace) {
+        return new ObjectId(workspace, ObjectKind.WORKSPACE, "");
+    }
+
+    public static ObjectId log(String workspace, String name) {
+        return new ObjectId(workspace, ObjectKind.LOG, name);
+    }
+
+    public static ObjectId doc(String workspace, String name) {
+        return new ObjectId(workspace, ObjectKind.DOC, name);
+    }
+
+    /**
+     * Parses a frame's {@code to} field inside a workspace: {@code ws}, {@code log:<name>} or
+     * {@code doc:<name>}.
+     *
+     * @throws HyphaException {@code bad_request} when the target is malformed
+     */
+    public static ObjectId parseTarget(String workspace, String target) {
+        if (target.equals("ws")) {
+            return workspace(workspace);
+        }
+        int colon = target.indexOf(':');
+        if (colon <= 0) {
+            throw HyphaException.badRequest("target must be 'ws', 'log:<name>' or 'doc:<name>', got '"
+                    + Names.printable(target) + "'");
+        }
+        ObjectKind kind = ObjectKind.ofPrefix(target.substring(0, colon))
+                .filter(k -> k != ObjectKind.WORKSPACE)
+                .orElseThrow(() -> HyphaException.badRequest("unknown object kind in target '"
+                        + Names.printable(target) + "'"));
+        return new ObjectId(workspace, kind, target.substring(colon + 1));
+    }
+
+    /** The wire target of this object: {@code ws}, {@code log:<name>}, {@code doc:<name>}. */
+    public String target() {
+        return kind == ObjectKind.WORKSPACE ? "ws" : kind.prefix() + ":" + name;
+    }
+
+    @Override
+    public String toString() {
+        return workspace + "/" + target();
+    }
+}

@@ -1,0 +1,1 @@
+package io.hyphamesh.artifacts; public final class Placeholder {}

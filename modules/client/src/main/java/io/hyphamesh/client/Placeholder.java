@@ -1,0 +1,1 @@
+package io.hyphamesh.client; public final class Placeholder {}

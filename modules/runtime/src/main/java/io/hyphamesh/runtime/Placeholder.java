@@ -1,0 +1,1 @@
+package io.hyphamesh.runtime; public final class Placeholder {}

@@ -1,0 +1,1 @@
+package io.hyphamesh.storage; public final class Placeholder {}
