@@ -1,0 +1,485 @@
+package io.hyphamesh.storage;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
+import io.hyphamesh.api.Permission;
+
+/**
+ * Derby-backed {@link Storage}: one embedded database per shard under {@code <data-dir>/db}, each
+ * with its own {@link GroupCommitter}. The shard count is written to {@code <data-dir>/db/shards}
+ * at creation and wins over configuration afterwards, since objects are placed by it.
+ */
+final class DerbyStorage implements Storage {
+    private static final Logger LOG = Logger.getLogger(DerbyStorage.class.getName());
+    private static final String OBJECT_COLUMNS = "id, workspace, kind, name, version, first_seq, last_seq,"
+            + " entries, bytes, created_at, last_activity, alarm_at";
+
+    private final Dialect dialect;
+    private final List<Shard> shards;
+
+    private DerbyStorage(Dialect dialect, List<Shard> shards) {
+        this.dialect = dialect;
+        this.shards = shards;
+    }
+
+    static DerbyStorage open(StorageConfig config) {
+        Path dbDir = config.dataDir().resolve("db");
+        try {
+            Files.createDirectories(dbDir);
+        } catch (IOException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot create " + dbDir + ": " + e.getMessage(), e);
+        }
+        int count = fixShardCount(dbDir, config.shards());
+        configureDerby(config, dbDir);
+        Dialect dialect = new DerbyDialect();
+        List<Shard> shards = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                shards.add(Shard.open(i, dbDir.resolve("shard-" + i), dialect, config));
+            }
+        } catch (RuntimeException e) {
+            shards.forEach(Shard::close);
+            throw e;
+        }
+        return new DerbyStorage(dialect, List.copyOf(shards));
+    }
+
+    private static int fixShardCount(Path dbDir, int wanted) {
+        Path file = dbDir.resolve("shards");
+        try {
+            if (Files.exists(file)) {
+                int existing = Integer.parseInt(Files.readString(file).trim());
+                if (existing != wanted) {
+                    LOG.warning("data directory was created with " + existing + " shards; keeping " + existing
+                            + " (configured " + wanted + ")");
+                }
+                return existing;
+            }
+            Files.writeString(file, wanted + "\n");
+            return wanted;
+        } catch (IOException | NumberFormatException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot read or write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void configureDerby(StorageConfig config, Path dbDir) {
+        // Derby reads these once per JVM when the engine boots; later stores in the same JVM share them.
+        setIfAbsent("derby.stream.error.file", dbDir.resolve("derby.log").toAbsolutePath().toString());
+        setIfAbsent("derby.infolog.append", "true");
+        setIfAbsent("derby.storage.pageCacheSize", Integer.toString(config.pageCacheSize()));
+        setIfAbsent("derby.locks.escalationThreshold", "1000000");
+        setIfAbsent("derby.storage.logBufferSize", "1048576");
+        setIfAbsent("derby.language.statementCacheSize", "500");
+        setIfAbsent("derby.locks.waitTimeout", "30");
+        if (!config.durable()) {
+            System.setProperty("derby.system.durability", "test");
+        }
+    }
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    @Override
+    public int shards() {
+        return shards.size();
+    }
+
+    @Override
+    public int shardOf(ObjectId id) {
+        int h = id.workspace().hashCode() * 31 + id.kind().ordinal();
+        h = h * 31 + id.name().hashCode();
+        h ^= h >>> 16;
+        return Math.floorMod(h * 0x9E3779B1, shards.size());
+    }
+
+    @Override
+    public long newObjectId(int shard) {
+        return shards.get(shard).nextId.incrementAndGet();
+    }
+
+    @Override
+    public CompletableFuture<Void> submit(int shard, WriteOwner owner, List<Write> writes) {
+        return shards.get(shard).committer.submit(owner, writes);
+    }
+
+    @Override
+    public Optional<ObjectRow> loadObject(ObjectId id) {
+        Shard s = shards.get(shardOf(id));
+        return s.read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + OBJECT_COLUMNS
+                    + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?")) {
+                ps.setString(1, id.workspace());
+                ps.setShort(2, (short) id.kind().ordinal());
+                ps.setString(3, id.name());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return Optional.empty();
+                    }
+                    byte[] state = rs.getBytes(13);
+                    if (state == null) {
+                        state = rs.getBytes(14);
+                    }
+                    return Optional.of(objectRow(rs, state == null ? new byte[0] : state));
+                }
+            }
+        });
+    }
+
+    @Override
+    public List<LogEntry> readLog(int shard, long objectId, long fromSeq, long toSeq, int limit, boolean descending) {
+        if (limit <= 0 || fromSeq > toSeq) {
+            return List.of();
+        }
+        String order = descending ? "DESC" : "ASC";
+        return shards.get(shard).read(true, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT seq, ts, body, big FROM log_entries"
+                    + " WHERE obj = ? AND seq >= ? AND seq <= ? ORDER BY seq " + order
+                    + " FETCH FIRST " + limit + " ROWS ONLY")) {
+                ps.setLong(1, objectId);
+                ps.setLong(2, fromSeq);
+                ps.setLong(3, toSeq);
+                ps.setFetchSize(Math.min(limit, 1000));
+                List<LogEntry> out = new ArrayList<>(Math.min(limit, 1024));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        byte[] body = rs.getBytes(3);
+                        if (body == null) {
+                            body = rs.getBytes(4);
+                        }
+                        out.add(new LogEntry(rs.getLong(1), rs.getLong(2), new String(body, StandardCharsets.UTF_8)));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
+        return shards.get(shard).read(true, c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT seq FROM log_dedupe WHERE obj = ? AND producer = ? AND pseq = ?")) {
+                ps.setLong(1, objectId);
+                ps.setString(2, producer);
+                ps.setLong(3, pseq);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    @Override
+    public List<ProducerState> producers(int shard, long objectId) {
+        return shards.get(shard).read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT producer, pseq, seq FROM log_producers WHERE obj = ?")) {
+                ps.setLong(1, objectId);
+                List<ProducerState> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new ProducerState(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public List<ObjectRow> listObjects(String workspace) {
+        List<ObjectRow> out = new ArrayList<>();
+        for (Shard s : shards) {
+            out.addAll(s.read(false, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?")) {
+                    ps.setString(1, workspace);
+                    return objectRows(ps);
+                }
+            }));
+        }
+        out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
+        return out;
+    }
+
+    @Override
+    public List<ObjectRow> alarms() {
+        List<ObjectRow> out = new ArrayList<>();
+        for (Shard s : shards) {
+            out.addAll(s.read(false, c -> {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE alarm_at IS NOT NULL")) {
+                    return objectRows(ps);
+                }
+            }));
+        }
+        return out;
+    }
+
+    private static List<ObjectRow> objectRows(PreparedStatement ps) throws SQLException {
+        List<ObjectRow> rows = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                rows.add(objectRow(rs, new byte[0]));
+            }
+        }
+        return rows;
+    }
+
+    private static ObjectRow objectRow(ResultSet rs, byte[] state) throws SQLException {
+        ObjectKind kind = ObjectKind.values()[rs.getShort(3)];
+        ObjectId oid = new ObjectId(rs.getString(2), kind, rs.getString(4));
+        long alarm = rs.getLong(12);
+        Optional<Long> alarmAt = rs.wasNull() ? Optional.empty() : Optional.of(alarm);
+        return new ObjectRow(rs.getLong(1), oid, rs.getLong(5), state, rs.getLong(6), rs.getLong(7),
+                rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11), alarmAt);
+    }
+
+    @Override
+    public List<WorkspaceRow> workspaces() {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces ORDER BY name");
+                 ResultSet rs = ps.executeQuery()) {
+                List<WorkspaceRow> out = new ArrayList<>();
+                while (rs.next()) {
+                    out.add(new WorkspaceRow(rs.getString(1), rs.getLong(2)));
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public Optional<WorkspaceRow> workspace(String name) {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces WHERE name = ?")) {
+                ps.setString(1, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(new WorkspaceRow(rs.getString(1), rs.getLong(2))) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    private static final String TOKEN_COLUMNS = "id, workspace, permission, client_id, issued_at, expires_at, revoked_at";
+
+    @Override
+    public List<TokenRow> tokens(String workspace) {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at")) {
+                ps.setString(1, workspace);
+                List<TokenRow> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(tokenRow(rs));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public Optional<TokenRow> token(String id) {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE id = ?")) {
+                ps.setString(1, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(tokenRow(rs)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    private static TokenRow tokenRow(ResultSet rs) throws SQLException {
+        long revoked = rs.getLong(7);
+        Optional<Long> revokedAt = rs.wasNull() ? Optional.empty() : Optional.of(revoked);
+        Permission p = Permission.ofWire(rs.getString(3)).orElse(Permission.READ);
+        return new TokenRow(rs.getString(1), rs.getString(2), p, rs.getString(4), rs.getLong(5), rs.getLong(6),
+                revokedAt);
+    }
+
+    @Override
+    public List<String> revokedTokenIds(long nowMillis) {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT id FROM tokens WHERE revoked_at IS NOT NULL AND expires_at > ?")) {
+                ps.setLong(1, nowMillis);
+                List<String> out = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(rs.getString(1));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    @Override
+    public Optional<String> setting(String key) {
+        return catalog().read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT v FROM settings WHERE k = ?")) {
+                ps.setString(1, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                }
+            }
+        });
+    }
+
+    @Override
+    public Stats stats() {
+        long commits = 0;
+        long subs = 0;
+        long writes = 0;
+        long failures = 0;
+        for (Shard s : shards) {
+            commits += s.committer.commits();
+            subs += s.committer.submissions();
+            writes += s.committer.writes();
+            failures += s.committer.failures();
+        }
+        return new Stats(commits, subs, writes, failures);
+    }
+
+    private Shard catalog() {
+        return shards.get(0);
+    }
+
+    @Override
+    public void close() {
+        for (Shard s : shards) {
+            s.close();
+        }
+    }
+
+    /** A JDBC step that may throw {@link SQLException}. */
+    @FunctionalInterface
+    interface SqlFunction<T> {
+        T apply(Connection c) throws SQLException;
+    }
+
+    /**
+     * One Derby database: its group committer (which owns the write connection) and a small pool of
+     * read connections. Thread-safe.
+     */
+    static final class Shard {
+        private final int index;
+        private final Path dir;
+        private final Dialect dialect;
+        private final GroupCommitter committer;
+        private final BlockingQueue<Connection> readPool;
+        private final List<Connection> allReaders;
+        private final AtomicLong nextId;
+        private volatile boolean closed;
+
+        private Shard(int index, Path dir, Dialect dialect, GroupCommitter committer, List<Connection> readers,
+                      long maxId) {
+            this.index = index;
+            this.dir = dir;
+            this.dialect = dialect;
+            this.committer = committer;
+            this.readPool = new ArrayBlockingQueue<>(readers.size(), false, readers);
+            this.allReaders = readers;
+            this.nextId = new AtomicLong(maxId);
+        }
+
+        static Shard open(int index, Path dir, Dialect dialect, StorageConfig config) {
+            try {
+                Connection writer = DriverManager.getConnection(dialect.url(dir));
+                Migrations.apply(writer, dialect);
+                long maxId;
+                try (Statement st = writer.createStatement();
+                     ResultSet rs = st.executeQuery("SELECT MAX(id) FROM objects")) {
+                    rs.next();
+                    maxId = rs.getLong(1);
+                }
+                writer.setAutoCommit(false);
+                writer.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                List<Connection> readers = new ArrayList<>();
+                for (int i = 0; i < config.readConnections(); i++) {
+                    Connection r = DriverManager.getConnection(dialect.url(dir));
+                    r.setAutoCommit(true);
+                    readers.add(r);
+                }
+                GroupCommitter committer = new GroupCommitter("hypha-commit-" + index, writer, dialect,
+                        config.maxBatch());
+                return new Shard(index, dir, dialect, committer, readers, maxId);
+            } catch (SQLException e) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE,
+                        "cannot open shard " + index + " at " + dir + ": " + e.getMessage(), e);
+            }
+        }
+
+        /**
+         * Runs a read on a pooled connection. {@code uncommitted} reads take no locks, so they never
+         * wait on the committer; callers bound them to data they know is committed.
+         */
+        <T> T read(boolean uncommitted, SqlFunction<T> fn) {
+            if (closed) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "storage is closed");
+            }
+            Connection c;
+            try {
+                c = readPool.take();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted waiting for a read connection");
+            }
+            try {
+                c.setTransactionIsolation(uncommitted ? Connection.TRANSACTION_READ_UNCOMMITTED
+                        : Connection.TRANSACTION_READ_COMMITTED);
+                return fn.apply(c);
+            } catch (SQLException e) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "read failed on shard " + index + ": "
+                        + e.getMessage(), e);
+            } finally {
+                readPool.add(c);
+            }
+        }
+
+        void close() {
+            if (closed) {
+                return;
+            }
+            committer.close();
+            closed = true;
+            for (Connection c : allReaders) {
+                try {
+                    c.close();
+                } catch (SQLException e) {
+                    LOG.log(Level.FINE, "closing reader", e);
+                }
+            }
+            dialect.shutdown(dir);
+        }
+    }
+}

@@ -1,0 +1,397 @@
+package io.hyphamesh.storage;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+
+/**
+ * The group commit of one shard, as a written contract:
+ * <ol>
+ *   <li>take every submission queued at this moment, up to {@code maxBatch};</li>
+ *   <li>drop those whose owner is broken (they fail with {@code unavailable});</li>
+ *   <li>apply the rest in submission order in one transaction, batching statements of a kind;</li>
+ *   <li>commit once;</li>
+ *   <li>only then complete every waiter, in submission order; on any failure roll back, tell each
+ *       owner in the batch ({@link WriteOwner#commitFailed}) and fail every waiter.</li>
+ * </ol>
+ * One platform thread owns the write connection; {@link #submit} is safe from any thread. Waiters'
+ * callbacks run on the committer thread, so they must be short and never block.
+ */
+final class GroupCommitter {
+    private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());
+
+    private final Connection conn;
+    private final Dialect dialect;
+    private final int maxBatch;
+    private final LinkedBlockingQueue<Submission> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private volatile boolean stopping;
+    private volatile long commits;
+    private volatile long submissions;
+    private volatile long writes;
+    private volatile long failures;
+
+    private final PreparedStatement insertEntry;
+    private final PreparedStatement updateObject;
+    private final PreparedStatement insertObject;
+    private final PreparedStatement upsertProducerUpdate;
+    private final PreparedStatement upsertProducerInsert;
+    private final PreparedStatement insertDedupe;
+
+    private record Submission(WriteOwner owner, List<Write> writes, CompletableFuture<Void> done) {
+    }
+
+    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch) throws SQLException {
+        this.conn = conn;
+        this.dialect = dialect;
+        this.maxBatch = maxBatch;
+        this.insertEntry = conn.prepareStatement("INSERT INTO log_entries (obj, seq, ts, body, big) VALUES (?, ?, ?, ?, ?)");
+        this.updateObject = conn.prepareStatement("UPDATE objects SET version = ?, state_small = ?, state_big = ?,"
+                + " first_seq = ?, last_seq = ?, entries = ?, bytes = ?, last_activity = ?, alarm_at = ? WHERE id = ?");
+        this.insertObject = conn.prepareStatement("INSERT INTO objects (version, state_small, state_big, first_seq,"
+                + " last_seq, entries, bytes, last_activity, alarm_at, id, workspace, kind, name, created_at)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        this.upsertProducerUpdate = conn.prepareStatement(
+                "UPDATE log_producers SET pseq = ?, seq = ? WHERE obj = ? AND producer = ?");
+        this.upsertProducerInsert = conn.prepareStatement(
+                "INSERT INTO log_producers (pseq, seq, obj, producer) VALUES (?, ?, ?, ?)");
+        this.insertDedupe = conn.prepareStatement("INSERT INTO log_dedupe (obj, producer, pseq, seq) VALUES (?, ?, ?, ?)");
+        this.thread = Thread.ofPlatform().name(name).daemon(false).unstarted(this::run);
+        this.thread.start();
+    }
+
+    CompletableFuture<Void> submit(WriteOwner owner, List<Write> writes) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (stopping) {
+            done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage is shutting down"));
+            return done;
+        }
+        queue.add(new Submission(owner, writes, done));
+        return done;
+    }
+
+    long commits() {
+        return commits;
+    }
+
+    long submissions() {
+        return submissions;
+    }
+
+    long writes() {
+        return writes;
+    }
+
+    long failures() {
+        return failures;
+    }
+
+    private void run() {
+        List<Submission> batch = new ArrayList<>();
+        while (true) {
+            try {
+                Submission first = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    if (stopping && queue.isEmpty()) {
+                        return;
+                    }
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, maxBatch - 1);
+                commitBatch(batch);
+            } catch (InterruptedException e) {
+                if (stopping) {
+                    // finish what is queued before leaving
+                    queue.drainTo(batch);
+                    if (!batch.isEmpty()) {
+                        commitBatch(batch);
+                    }
+                    return;
+                }
+            } catch (Throwable t) {
+                LOG.log(Level.SEVERE, "group committer failed unexpectedly", t);
+            } finally {
+                batch.clear();
+            }
+        }
+    }
+
+    private void commitBatch(List<Submission> batch) {
+        List<Submission> live = new ArrayList<>(batch.size());
+        for (Submission s : batch) {
+            if (s.owner.broken()) {
+                s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
+                        "object is reloading after a failed commit; retry"));
+            } else {
+                live.add(s);
+            }
+        }
+        if (live.isEmpty()) {
+            return;
+        }
+        int count = 0;
+        try {
+            Applier applier = new Applier();
+            for (Submission s : live) {
+                for (Write w : s.writes) {
+                    applier.apply(w);
+                    count++;
+                }
+            }
+            applier.finish();
+            conn.commit();
+        } catch (Throwable t) {
+            failures++;
+            try {
+                conn.rollback();
+                insertEntry.clearBatch();
+                updateObject.clearBatch();
+                insertObject.clearBatch();
+            } catch (SQLException re) {
+                t.addSuppressed(re);
+            }
+            LOG.log(Level.WARNING, "commit of " + live.size() + " submissions failed", t);
+            Map<WriteOwner, Boolean> owners = new IdentityHashMap<>();
+            for (Submission s : live) {
+                if (owners.put(s.owner, Boolean.TRUE) == null) {
+                    try {
+                        s.owner.commitFailed(t);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "owner failed to handle a commit failure", e);
+                    }
+                }
+            }
+            HyphaException failure = new HyphaException(ErrorCode.UNAVAILABLE,
+                    "commit failed; nothing of it was stored: " + t.getMessage(), t);
+            for (Submission s : live) {
+                s.done.completeExceptionally(failure);
+            }
+            return;
+        }
+        commits++;
+        submissions += live.size();
+        writes += count;
+        for (Submission s : live) {
+            try {
+                s.done.complete(null);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a commit waiter's callback failed", e);
+            }
+        }
+    }
+
+    void close() {
+        stopping = true;
+        thread.interrupt();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Submission s;
+        while ((s = queue.poll()) != null) {
+            s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage closed"));
+        }
+        try {
+            conn.rollback();
+            conn.close();
+        } catch (SQLException e) {
+            LOG.log(Level.FINE, "closing writer", e);
+        }
+    }
+
+    /**
+     * Applies the writes of one transaction. Consecutive entry inserts go out as one JDBC batch;
+     * object rows are coalesced by id and written last; any other write first flushes the pending
+     * inserts so that submission order is kept.
+     */
+    private final class Applier {
+        private int pendingEntries;
+        private final Map<Long, ObjectRow> rows = new LinkedHashMap<>();
+
+        void apply(Write w) throws SQLException {
+            switch (w) {
+                case Write.AppendEntries a -> addEntries(a);
+                case Write.PutObject p -> rows.put(p.row().id(), p.row());
+                case Write.ProducerMark m -> {
+                    flushEntries();
+                    producerMark(m);
+                }
+                case Write.Truncate t -> {
+                    flushEntries();
+                    update("DELETE FROM log_entries WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
+                    update("DELETE FROM log_dedupe WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
+                }
+                case Write.DeleteObject d -> {
+                    flushEntries();
+                    rows.remove(d.objectId());
+                    update("DELETE FROM log_entries WHERE obj = ?", d.objectId());
+                    update("DELETE FROM log_dedupe WHERE obj = ?", d.objectId());
+                    update("DELETE FROM log_producers WHERE obj = ?", d.objectId());
+                    update("DELETE FROM objects WHERE id = ?", d.objectId());
+                }
+                case Write.PurgeWorkspace p -> {
+                    flushEntries();
+                    flushRows();
+                    String sub = " WHERE obj IN (SELECT id FROM objects WHERE workspace = ?)";
+                    update("DELETE FROM log_entries" + sub, p.workspace());
+                    update("DELETE FROM log_dedupe" + sub, p.workspace());
+                    update("DELETE FROM log_producers" + sub, p.workspace());
+                    update("DELETE FROM objects WHERE workspace = ?", p.workspace());
+                }
+                case Write.PutWorkspace p ->
+                        update("INSERT INTO workspaces (name, created_at) VALUES (?, ?)", p.row().name(), p.row().createdAt());
+                case Write.DeleteWorkspace d -> {
+                    update("DELETE FROM tokens WHERE workspace = ?", d.name());
+                    update("DELETE FROM workspaces WHERE name = ?", d.name());
+                }
+                case Write.PutToken t -> update("INSERT INTO tokens (id, workspace, permission, client_id, issued_at,"
+                                + " expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)", t.row().id(), t.row().workspace(),
+                        t.row().permission().wire(), t.row().clientId(), t.row().issuedAt(), t.row().expiresAt(),
+                        t.row().revokedAt().orElse(null));
+                case Write.RevokeToken r ->
+                        update("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.revokedAtMillis(),
+                                r.tokenId());
+                case Write.PutSetting s -> {
+                    update("DELETE FROM settings WHERE k = ?", s.key());
+                    if (s.value().isPresent()) {
+                        update("INSERT INTO settings (k, v) VALUES (?, ?)", s.key(), s.value().get());
+                    }
+                }
+            }
+        }
+
+        private void addEntries(Write.AppendEntries a) throws SQLException {
+            int inline = dialect.inlineBytes();
+            for (LogEntry e : a.entries()) {
+                byte[] body = e.body().getBytes(StandardCharsets.UTF_8);
+                insertEntry.setLong(1, a.objectId());
+                insertEntry.setLong(2, e.seq());
+                insertEntry.setLong(3, e.timestamp());
+                if (body.length <= inline) {
+                    insertEntry.setBytes(4, body);
+                    insertEntry.setNull(5, Types.BLOB);
+                } else {
+                    insertEntry.setNull(4, Types.VARBINARY);
+                    insertEntry.setBytes(5, body);
+                }
+                insertEntry.addBatch();
+                pendingEntries++;
+            }
+        }
+
+        private void flushEntries() throws SQLException {
+            if (pendingEntries > 0) {
+                insertEntry.executeBatch();
+                pendingEntries = 0;
+            }
+        }
+
+        private void producerMark(Write.ProducerMark m) throws SQLException {
+            upsertProducerUpdate.setLong(1, m.pseq());
+            upsertProducerUpdate.setLong(2, m.seq());
+            upsertProducerUpdate.setLong(3, m.objectId());
+            upsertProducerUpdate.setString(4, m.producer());
+            if (upsertProducerUpdate.executeUpdate() == 0) {
+                upsertProducerInsert.setLong(1, m.pseq());
+                upsertProducerInsert.setLong(2, m.seq());
+                upsertProducerInsert.setLong(3, m.objectId());
+                upsertProducerInsert.setString(4, m.producer());
+                upsertProducerInsert.executeUpdate();
+            }
+            if (m.indexEntry()) {
+                insertDedupe.setLong(1, m.objectId());
+                insertDedupe.setString(2, m.producer());
+                insertDedupe.setLong(3, m.pseq());
+                insertDedupe.setLong(4, m.seq());
+                insertDedupe.executeUpdate();
+            }
+        }
+
+        private void update(String sql, Object... args) throws SQLException {
+            try (PreparedStatement ps = conn.prepareStatement(sql)) {
+                for (int i = 0; i < args.length; i++) {
+                    ps.setObject(i + 1, args[i]);
+                }
+                ps.executeUpdate();
+            }
+        }
+
+        void finish() throws SQLException {
+            flushEntries();
+            flushRows();
+        }
+
+        private void flushRows() throws SQLException {
+            if (rows.isEmpty()) {
+                return;
+            }
+            List<ObjectRow> list = new ArrayList<>(rows.values());
+            rows.clear();
+            for (ObjectRow r : list) {
+                bindRow(updateObject, r);
+                updateObject.setLong(10, r.id());
+                updateObject.addBatch();
+            }
+            int[] counts = updateObject.executeBatch();
+            boolean inserts = false;
+            for (int i = 0; i < counts.length; i++) {
+                if (counts[i] == 0) {
+                    ObjectRow r = list.get(i);
+                    bindRow(insertObject, r);
+                    insertObject.setLong(10, r.id());
+                    insertObject.setString(11, r.objectId().workspace());
+                    insertObject.setShort(12, (short) r.objectId().kind().ordinal());
+                    insertObject.setString(13, r.objectId().name());
+                    insertObject.setLong(14, r.createdAt());
+                    insertObject.addBatch();
+                    inserts = true;
+                }
+            }
+            if (inserts) {
+                insertObject.executeBatch();
+            }
+        }
+
+        private void bindRow(PreparedStatement ps, ObjectRow r) throws SQLException {
+            ps.setLong(1, r.version());
+            byte[] state = r.state();
+            if (state.length == 0) {
+                ps.setNull(2, Types.VARBINARY);
+                ps.setNull(3, Types.BLOB);
+            } else if (state.length <= dialect.inlineBytes()) {
+                ps.setBytes(2, state);
+                ps.setNull(3, Types.BLOB);
+            } else {
+                ps.setNull(2, Types.VARBINARY);
+                ps.setBytes(3, state);
+            }
+            ps.setLong(4, r.firstSeq());
+            ps.setLong(5, r.lastSeq());
+            ps.setLong(6, r.entries());
+            ps.setLong(7, r.bytes());
+            ps.setLong(8, r.lastActivity());
+            if (r.alarmAt().isPresent()) {
+                ps.setLong(9, r.alarmAt().get());
+            } else {
+                ps.setNull(9, Types.BIGINT);
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-package io.hyphamesh.storage; public final class Placeholder {}

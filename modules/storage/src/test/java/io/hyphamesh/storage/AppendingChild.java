@@ -1,0 +1,42 @@
+package io.hyphamesh.storage;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+
+import io.hyphamesh.api.ObjectId;
+
+/**
+ * Child JVM of {@link KillNineDurabilityTest}: appends to one Log with 32 submissions in flight and
+ * prints {@code ACK <seq>} for each acknowledged append, until it is killed.
+ */
+public final class AppendingChild {
+    private AppendingChild() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Storage storage = Storage.open(StorageConfig.builder().dataDir(Path.of(args[0])).shards(2).build());
+        ObjectId oid = ObjectId.log("w1", "durable");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        System.out.println("ID " + shard + " " + id);
+        System.out.flush();
+        Semaphore inFlight = new Semaphore(32);
+        for (long seq = 1; ; seq++) {
+            inFlight.acquire();
+            long s = seq;
+            storage.submit(shard, WriteOwner.NONE, List.of(
+                    new Write.AppendEntries(id, List.of(new LogEntry(s, System.currentTimeMillis(), "{\"n\":" + s + "}"))),
+                    new Write.PutObject(StorageFixture.logRow(id, oid, s))))
+                    .whenComplete((v, e) -> {
+                        if (e == null) {
+                            synchronized (System.out) {
+                                System.out.println("ACK " + s);
+                                System.out.flush();
+                            }
+                        }
+                        inFlight.release();
+                    });
+        }
+    }
+}

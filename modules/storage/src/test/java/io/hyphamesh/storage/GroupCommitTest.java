@@ -1,0 +1,175 @@
+package io.hyphamesh.storage;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ObjectId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class GroupCommitTest {
+    private Storage storage;
+    private java.nio.file.Path dir;
+
+    @BeforeEach
+    void open() {
+        dir = StorageFixture.tempDir();
+        storage = Storage.open(StorageConfig.builder().dataDir(dir).shards(2).build());
+    }
+
+    @AfterEach
+    void close() {
+        storage.close();
+    }
+
+    @Test
+    void concurrentWritersFromManyObjectsShareCommits() throws Exception {
+        int objects = 50;
+        int perObject = 40;
+        List<CompletableFuture<Void>> futures = new ArrayList<>();
+        List<long[]> ids = new ArrayList<>();
+        for (int o = 0; o < objects; o++) {
+            ObjectId oid = ObjectId.log("w1", "log" + o);
+            int shard = storage.shardOf(oid);
+            long id = storage.newObjectId(shard);
+            ids.add(new long[] {shard, id});
+            for (int i = 1; i <= perObject; i++) {
+                futures.add(storage.submit(shard, WriteOwner.NONE, List.of(
+                        new Write.AppendEntries(id, StorageFixture.entries(i, 1)),
+                        new Write.PutObject(StorageFixture.logRow(id, oid, i)))));
+            }
+        }
+        CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        Storage.Stats stats = storage.stats();
+        assertEquals(objects * perObject, stats.submissions());
+        assertTrue(stats.commits() < stats.submissions(),
+                "expected submissions waiting together to share commits, got " + stats);
+        for (int o = 0; o < objects; o++) {
+            long[] si = ids.get(o);
+            List<LogEntry> got = storage.readLog((int) si[0], si[1], 1, Long.MAX_VALUE, 1000, false);
+            assertEquals(perObject, got.size(), "entries of log" + o);
+            for (int i = 0; i < perObject; i++) {
+                assertEquals(i + 1, got.get(i).seq());
+            }
+            ObjectRow row = storage.loadObject(ObjectId.log("w1", "log" + o)).orElseThrow();
+            assertEquals(perObject, row.lastSeq(), "coalesced object row keeps the last write");
+        }
+    }
+
+    @Test
+    void aFailedCommitStoresNothingOfItAndFailsItsWaiters() throws Exception {
+        ObjectId oid = ObjectId.log("w1", "dup");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        storage.submit(shard, WriteOwner.NONE, new Write.AppendEntries(id, StorageFixture.entries(1, 1)))
+                .get(10, TimeUnit.SECONDS);
+
+        StorageFixture.Owner owner = new StorageFixture.Owner();
+        // entries 2..4 then a duplicate of 1: the whole submission must vanish
+        CompletableFuture<Void> bad = storage.submit(shard, owner, List.of(
+                new Write.AppendEntries(id, StorageFixture.entries(2, 3)),
+                new Write.AppendEntries(id, StorageFixture.entries(1, 1))));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> bad.get(10, TimeUnit.SECONDS));
+        HyphaException he = assertInstanceOf(HyphaException.class, e.getCause());
+        assertEquals(ErrorCode.UNAVAILABLE, he.code());
+        assertTrue(owner.broken(), "owner must be told its commit failed");
+
+        List<LogEntry> got = storage.readLog(shard, id, 0, Long.MAX_VALUE, 100, false);
+        assertEquals(1, got.size(), "nothing of the failed commit may remain: " + got);
+
+        // a broken owner's later writes are refused, so nothing built on the lost write lands
+        CompletableFuture<Void> later = storage.submit(shard, owner,
+                new Write.AppendEntries(id, StorageFixture.entries(5, 1)));
+        assertThrows(ExecutionException.class, () -> later.get(10, TimeUnit.SECONDS));
+        assertEquals(1, storage.readLog(shard, id, 0, Long.MAX_VALUE, 100, false).size());
+    }
+
+    @Test
+    void eachWaiterIsAcknowledgedExactlyWhenItsDataIsStored() throws Exception {
+        // Many concurrent submissions, some poisoned: every completed one is stored, every failed one is not.
+        ObjectId oid = ObjectId.log("w1", "mixed");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        storage.submit(shard, WriteOwner.NONE, new Write.AppendEntries(id, StorageFixture.entries(1_000_000, 1)))
+                .get(10, TimeUnit.SECONDS);
+        List<CompletableFuture<Void>> futures = new ArrayList<>();
+        for (int i = 1; i <= 400; i++) {
+            List<Write> w = new ArrayList<>();
+            w.add(new Write.AppendEntries(id, StorageFixture.entries(i, 1)));
+            if (i % 50 == 0) {
+                w.add(new Write.AppendEntries(id, StorageFixture.entries(1_000_000, 1))); // duplicate key
+            }
+            futures.add(storage.submit(shard, new StorageFixture.Owner(), w));
+        }
+        int ok = 0;
+        for (int i = 1; i <= 400; i++) {
+            boolean acked;
+            try {
+                futures.get(i - 1).get(30, TimeUnit.SECONDS);
+                acked = true;
+                ok++;
+            } catch (ExecutionException e) {
+                acked = false;
+            }
+            boolean stored = !storage.readLog(shard, id, i, i, 1, false).isEmpty();
+            assertEquals(acked, stored, "entry " + i + " acknowledged=" + acked + " but stored=" + stored);
+            if (i % 50 == 0) {
+                assertFalse(acked, "a poisoned submission must fail");
+            }
+        }
+        assertTrue(ok > 0);
+    }
+
+    @Test
+    void catalogAndObjectRowsRoundTrip() throws Exception {
+        storage.submit(0, WriteOwner.NONE, List.of(new Write.PutWorkspace(new WorkspaceRow("w1", 5)),
+                new Write.PutSetting("k", Optional.of("v")))).get(10, TimeUnit.SECONDS);
+        assertEquals("w1", storage.workspace("w1").orElseThrow().name());
+        assertEquals("v", storage.setting("k").orElseThrow());
+
+        ObjectId doc = ObjectId.doc("w1", "d");
+        int shard = storage.shardOf(doc);
+        long id = storage.newObjectId(shard);
+        byte[] big = new byte[100_000];
+        java.util.Arrays.fill(big, (byte) 'x');
+        ObjectRow row = new ObjectRow(id, doc, 7, big, 0, 0, 0, big.length, 1, 2, Optional.of(123L));
+        storage.submit(shard, WriteOwner.NONE, new Write.PutObject(row)).get(10, TimeUnit.SECONDS);
+        ObjectRow back = storage.loadObject(doc).orElseThrow();
+        assertEquals(7, back.version());
+        assertEquals(new String(big, StandardCharsets.UTF_8), new String(back.state(), StandardCharsets.UTF_8));
+        assertEquals(Optional.of(123L), back.alarmAt());
+        assertEquals(1, storage.alarms().size());
+
+        storage.submit(shard, WriteOwner.NONE, new Write.PurgeWorkspace("w1")).get(10, TimeUnit.SECONDS);
+        assertTrue(storage.loadObject(doc).isEmpty());
+    }
+
+    @Test
+    void reopeningKeepsDataAndShardCount() throws Exception {
+        ObjectId oid = ObjectId.log("w1", "keep");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        storage.submit(shard, WriteOwner.NONE, List.of(new Write.AppendEntries(id, StorageFixture.entries(1, 3)),
+                new Write.PutObject(StorageFixture.logRow(id, oid, 3)))).get(10, TimeUnit.SECONDS);
+        storage.close();
+        storage = Storage.open(StorageConfig.builder().dataDir(dir).shards(7).build());
+        assertEquals(2, storage.shards(), "the shard count is fixed when the data directory is created");
+        assertEquals(3, storage.loadObject(oid).orElseThrow().lastSeq());
+        assertEquals(3, storage.readLog(shard, id, 1, 3, 10, false).size());
+        assertTrue(storage.newObjectId(shard) > id, "ids are not reused after a restart");
+    }
+}

@@ -1,0 +1,84 @@
+package io.hyphamesh.storage;
+
+import java.nio.file.Files;
+import java.time.Duration;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KillNineDurabilityTest {
+
+    private static long ackLines(Path out) throws java.io.IOException {
+        if (!Files.exists(out)) {
+            return 0;
+        }
+        try (var lines = Files.lines(out)) {
+            return lines.filter(l -> l.startsWith("ACK ")).count();
+        }
+    }
+
+    @Test
+    void everyAcknowledgedWriteSurvivesKillNine() throws Exception {
+        Path dir = StorageFixture.tempDir();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
+                AppendingChild.class.getName(), dir.toString()));
+        Path out = dir.resolve("child.out");
+        Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT)
+                .redirectOutput(out.toFile()).start();
+        try {
+            // let it acknowledge a few thousand appends, then SIGKILL it while appends are in flight
+            Awaitility.await("child acknowledges 3000 appends").atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> ackLines(out) >= 3000);
+        } finally {
+            child.destroyForcibly();
+            assertTrue(child.waitFor(30, TimeUnit.SECONDS), "child did not die");
+        }
+        Set<Long> acked = new TreeSet<>();
+        int shard = -1;
+        long id = -1;
+        for (String line : Files.readAllLines(out)) {
+            if (line.startsWith("ID ")) {
+                String[] p = line.split(" ");
+                shard = Integer.parseInt(p[1]);
+                id = Long.parseLong(p[2]);
+            } else if (line.startsWith("ACK ") && line.length() > 4) {
+                acked.add(Long.parseLong(line.substring(4).trim()));
+            }
+        }
+        assertTrue(acked.size() >= 3000, "child acknowledged only " + acked.size() + " appends before the deadline");
+
+        try (Storage storage = Storage.open(StorageConfig.builder().dataDir(dir).shards(2).build())) {
+            Set<Long> stored = new TreeSet<>();
+            long from = 0;
+            while (true) {
+                List<LogEntry> page = storage.readLog(shard, id, from, Long.MAX_VALUE, 5000, false);
+                if (page.isEmpty()) {
+                    break;
+                }
+                for (LogEntry e : page) {
+                    stored.add(e.seq());
+                }
+                from = page.get(page.size() - 1).seq() + 1;
+            }
+            List<Long> lost = new ArrayList<>();
+            for (Long s : acked) {
+                if (!stored.contains(s)) {
+                    lost.add(s);
+                }
+            }
+            assertEquals(List.of(), lost, "acknowledged appends lost by kill -9 (" + acked.size() + " acked, "
+                    + stored.size() + " stored)");
+        }
+    }
+}
