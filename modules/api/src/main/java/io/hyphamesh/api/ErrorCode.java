@@ -27,6 +27,8 @@ public enum ErrorCode {
     LIMIT(429),
     /** The RPC provider disconnected or has gone; the call was not (or not fully) handled. */
     PEER_GONE(502),
+    /** An RPC provider's handler answered with an error of its own; the message is the provider's. */
+    APPLICATION(422),
     /** The operation did not complete within its deadline. */
     TIMEOUT(504),
     /** The server is shutting down or the object could not be loaded; retry later. */

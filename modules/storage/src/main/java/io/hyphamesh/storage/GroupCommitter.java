@@ -116,14 +116,9 @@ final class GroupCommitter {
                 queue.drainTo(batch, maxBatch - 1);
                 commitBatch(batch);
             } catch (InterruptedException e) {
-                if (stopping) {
-                    // finish what is queued before leaving
-                    queue.drainTo(batch);
-                    if (!batch.isEmpty()) {
-                        commitBatch(batch);
-                    }
-                    return;
-                }
+                // only close() stops this thread, by setting stopping; an interrupt is ignored so a
+                // commit in progress is never broken off (Derby reopens files closed by interrupts)
+                Thread.interrupted();
             } catch (Throwable t) {
                 LOG.log(Level.SEVERE, "group committer failed unexpectedly", t);
             } finally {
@@ -198,7 +193,6 @@ final class GroupCommitter {
 
     void close() {
         stopping = true;
-        thread.interrupt();
         try {
             thread.join(TimeUnit.SECONDS.toMillis(30));
         } catch (InterruptedException e) {

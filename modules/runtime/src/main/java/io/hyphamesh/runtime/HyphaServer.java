@@ -1,0 +1,177 @@
+package io.hyphamesh.runtime;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.websocket.WsConfig;
+import io.hyphamesh.runtime.auth.TokenService;
+import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.control.ControlPlane;
+import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.runtime.http.ControlRoutes;
+import io.hyphamesh.runtime.http.HttpSupport;
+import io.hyphamesh.runtime.http.ObserveRoutes;
+import io.hyphamesh.runtime.metrics.Metrics;
+import io.hyphamesh.runtime.objects.Objects;
+import io.hyphamesh.runtime.transport.Transport;
+import io.hyphamesh.storage.Storage;
+import io.hyphamesh.storage.StorageConfig;
+
+/**
+ * The whole server, wired: storage, object host, control plane, transport and HTTP routes on one
+ * Helidon WebServer. {@link #start} returns once it listens; {@link #close} is the graceful
+ * shutdown. Thread-safe.
+ */
+public final class HyphaServer implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(HyphaServer.class.getName());
+
+    private final HyphaConfig config;
+    private final Storage storage;
+    private final Metrics metrics;
+    private final ObjectHost host;
+    private final ControlPlane control;
+    private final Transport transport;
+    private final WebServer web;
+    private volatile boolean running;
+
+    private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
+                        Transport transport, WebServer web) {
+        this.config = config;
+        this.storage = storage;
+        this.metrics = metrics;
+        this.host = host;
+        this.control = control;
+        this.transport = transport;
+        this.web = web;
+    }
+
+    /** Opens storage, wires everything and starts listening. */
+    public static HyphaServer start(HyphaConfig config) {
+        Path dataDir = config.path("data-dir").toAbsolutePath();
+        try {
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dataDir, e);
+        }
+        Storage storage = Storage.open(StorageConfig.builder()
+                .dataDir(dataDir)
+                .shards(config.intValue("storage.shards"))
+                .maxBatch(config.intValue("storage.max-batch"))
+                .pageCacheSize(config.intValue("storage.page-cache"))
+                .readConnections(config.intValue("storage.read-connections"))
+                .durable(config.bool("storage.durable"))
+                .build());
+        try {
+            Metrics metrics = new Metrics();
+            // the reference report's cost signals, present from the start
+            metrics.counter("rpc_calls", "RPC calls routed");
+            metrics.counter("log_appends", "Log entries appended (acknowledged)");
+            metrics.counter("log_reads", "Log read requests");
+            metrics.counter("doc_ops", "Doc operations answered");
+            metrics.counter("ws_connects", "WebSocket connections accepted");
+            metrics.counter("presence_registers", "presence registrations and updates");
+            metrics.counter("artifact_puts", "artifact uploads (binding plane and completed multipart)");
+            metrics.counter("artifact_gets", "artifact downloads (binding plane)");
+            metrics.gauge("storage_commits", "group commits since start", () -> storage.stats().commits());
+            metrics.gauge("storage_commit_submissions", "submissions committed since start",
+                    () -> storage.stats().submissions());
+            metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+            TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
+            ObjectHost host = ObjectHost.create(storage, config, metrics, Objects::create);
+            ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
+                    config.duration("tokens.max-ttl"));
+            Transport transport = new Transport(host, control, config, metrics);
+            HttpRouting.Builder routing = HttpRouting.builder()
+                    .register(new ObserveRoutes(metrics, () -> true))
+                    .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"), ws -> { }))
+                    .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
+                    .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));
+            WebServer web = WebServer.builder()
+                    .host(config.string("host"))
+                    .port(config.intValue("port"))
+                    .shutdownHook(false)
+                    .maxPayloadSize(-1)
+                    .addProtocol(WsConfig.builder().name("websocket")
+                            .maxFrameLength(Math.max(config.intValue("ws.max-frame-bytes") * 4, 1 << 20)).build())
+                    .routing(routing)
+                    .addRouting(transport.routing())
+                    .build();
+            host.start();
+            web.start();
+            HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web);
+            server.running = true;
+            LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port()
+                    + " (data: " + dataDir + ")");
+            return server;
+        } catch (RuntimeException e) {
+            storage.close();
+            throw e;
+        }
+    }
+
+    /** The port the server listens on. */
+    public int port() {
+        return web.port();
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    public ObjectHost host() {
+        return host;
+    }
+
+    public ControlPlane control() {
+        return control;
+    }
+
+    public Transport transport() {
+        return transport;
+    }
+
+    public Storage storage() {
+        return storage;
+    }
+
+    public HyphaConfig config() {
+        return config;
+    }
+
+    public boolean isRunning() {
+        return running;
+    }
+
+    /**
+     * Graceful shutdown: stop taking requests (sockets get close code 1001 after what is already
+     * queued to them), let objects finish what is in their mailboxes, commit every queued write,
+     * shut Derby down cleanly, then stop the listener.
+     */
+    @Override
+    public synchronized void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        LOG.info("shutting down");
+        try {
+            transport.close();
+            host.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "error while draining", e);
+        }
+        try {
+            storage.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "error while closing storage", e);
+        }
+        web.stop();
+        LOG.info("stopped");
+    }
+}

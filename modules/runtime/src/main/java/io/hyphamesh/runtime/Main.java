@@ -1,0 +1,38 @@
+package io.hyphamesh.runtime;
+
+import java.util.concurrent.CountDownLatch;
+
+import io.hyphamesh.runtime.config.HyphaConfig;
+
+/** {@code java -jar hypha-mesh.jar [--help] [--config file] [--key=value ...]}. */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        for (String a : args) {
+            if (a.equals("--help") || a.equals("-h")) {
+                System.out.print(HyphaConfig.help());
+                return;
+            }
+        }
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+        }
+        HyphaConfig config;
+        try {
+            config = HyphaConfig.load(args, System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("hypha-mesh: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        HyphaServer server = HyphaServer.start(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "hypha-shutdown"));
+        stopped.await();
+    }
+}

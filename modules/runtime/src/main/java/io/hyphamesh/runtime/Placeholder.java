@@ -1,1 +1,0 @@
-package io.hyphamesh.runtime; public final class Placeholder {}

@@ -1,0 +1,275 @@
+package io.hyphamesh.runtime.config;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+import io.helidon.config.Config;
+import io.helidon.config.ConfigSources;
+
+/**
+ * The server's configuration: every key is listed in {@link #SETTINGS}, with its default. Values
+ * come, lowest precedence first, from the defaults, {@code application.yaml} (the file named by
+ * {@code --config} or {@code HYPHA_CONFIG}, else {@code ./application.yaml} when present), the
+ * {@code HYPHA_*} environment variables, and {@code --key=value} arguments; every key can also be
+ * set in code with {@link Builder#set}. Immutable once built.
+ */
+public final class HyphaConfig {
+    /** Every key the server reads. {@code docs/CONFIG.md} is generated from the same list. */
+    public static final List<Setting> SETTINGS = List.of(
+            new Setting("host", "127.0.0.1", "interface the server listens on"),
+            new Setting("port", "8080", "TCP port (0 picks a free one)"),
+            new Setting("data-dir", "./data", "directory for Derby databases, keys, root token and blobs"),
+            new Setting("root-token", "", "root token; generated at first start into <data-dir>/root-token when unset"),
+            new Setting("public-url", "", "base URL clients reach the server at (for signed URLs); default http://<host>:<port>"),
+            new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
+            new Setting("storage.shards", "4", "Derby databases objects are spread over; fixed when the data directory is created"),
+            new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),
+            new Setting("storage.page-cache", "4000", "Derby page cache per shard, in 4 KiB pages"),
+            new Setting("storage.read-connections", "4", "read connections per shard"),
+            new Setting("storage.durable", "true", "fsync every commit; false only for throwaway benchmarks"),
+            new Setting("objects.idle-timeout", "60s", "an object with no activity and no subscribers this long is hibernated"),
+            new Setting("http.max-body-bytes", "65536", "largest control-plane request body"),
+            new Setting("ws.max-frame-bytes", "1048576", "largest WebSocket message a client may send"),
+            new Setting("ws.max-in-flight", "1024", "requests one socket may have unanswered"),
+            new Setting("ws.max-sockets-per-workspace", "100000", "concurrent sockets one workspace accepts"),
+            new Setting("ws.outbound-queue", "16384", "frames queued to one socket before it is a slow consumer and is closed"),
+            new Setting("ws.ping-interval", "20s", "server WebSocket ping cadence"),
+            new Setting("ws.idle-timeout", "60s", "a socket that sent nothing (not even a pong) this long is closed"),
+            new Setting("rpc.default-timeout", "30s", "call timeout when the caller gives none"),
+            new Setting("rpc.max-timeout", "300s", "longest call timeout a caller may ask for"),
+            new Setting("presence.stale-after", "15s", "an entry without a heartbeat this long turns STALE"),
+            new Setting("presence.absent-after", "45s", "an entry without a heartbeat this long turns ABSENT and is removed"),
+            new Setting("presence.sweep-interval", "5s", "cadence of the presence sweep alarm"),
+            new Setting("presence.max-meta-bytes", "4096", "largest presence metadata"),
+            new Setting("log.max-entry-bytes", "1048576", "largest Log entry (JSON text)"),
+            new Setting("log.max-batch", "1000", "most entries one append_all may carry"),
+            new Setting("log.max-page", "1000", "most entries one read returns"),
+            new Setting("log.cache-entries", "20000", "recent entries each live Log keeps in memory for tail and replay"),
+            new Setting("log.max-credit", "10000", "most unacknowledged entries a subscription may be granted"),
+            new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
+            new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
+            new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
+            new Setting("artifacts.provider", "filesystem", "blob provider: filesystem, s3 or transient"),
+            new Setting("artifacts.s3.endpoint", "", "S3 endpoint URL (Ceph RGW, MinIO, AWS, R2)"),
+            new Setting("artifacts.s3.region", "us-east-1", "S3 region"),
+            new Setting("artifacts.s3.bucket", "hypha-artifacts", "S3 bucket holding every workspace's blobs"),
+            new Setting("artifacts.s3.access-key", "", "S3 access key"),
+            new Setting("artifacts.s3.secret-key", "", "S3 secret key"),
+            new Setting("artifacts.s3.path-style", "true", "path-style S3 URLs (needed by most self-hosted endpoints)"),
+            new Setting("artifacts.upload-lifetime", "24h", "an upload not completed this long is aborted by the janitor"),
+            new Setting("artifacts.presign-ttl", "1h", "validity of presigned part and download URLs"),
+            new Setting("artifacts.max-object-bytes", "107374182400", "largest artifact (100 GiB)"),
+            new Setting("artifacts.max-parts", "10000", "most parts one upload may have"),
+            new Setting("artifacts.min-part-bytes", "5242880", "smallest part but the last (S3 requires 5 MiB)"),
+            new Setting("artifacts.max-part-bytes", "5368709120", "largest part (5 GiB)"),
+            new Setting("artifacts.list-limit", "1000", "most entries one artifact listing page returns"));
+
+    private final Map<String, String> values;
+
+    private HyphaConfig(Map<String, String> values) {
+        this.values = Collections.unmodifiableMap(values);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Reads defaults, the YAML file, the environment and {@code --key=value} arguments. */
+    public static HyphaConfig load(String[] args, Map<String, String> env) {
+        Builder b = builder();
+        Optional<Path> file = Optional.empty();
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--config") && i + 1 < args.length) {
+                file = Optional.of(Path.of(args[++i]));
+            } else if (a.startsWith("--config=")) {
+                file = Optional.of(Path.of(a.substring("--config=".length())));
+            } else {
+                rest.add(a);
+            }
+        }
+        if (file.isEmpty() && env.containsKey("HYPHA_CONFIG")) {
+            file = Optional.of(Path.of(env.get("HYPHA_CONFIG")));
+        }
+        if (file.isEmpty() && Files.isRegularFile(Path.of("application.yaml"))) {
+            file = Optional.of(Path.of("application.yaml"));
+        }
+        if (file.isPresent()) {
+            b.yaml(file.get());
+        }
+        for (Setting s : SETTINGS) {
+            String v = env.get(s.envVar());
+            if (v != null) {
+                b.set(s.key(), v);
+            }
+        }
+        for (String a : rest) {
+            if (!a.startsWith("--") || !a.contains("=")) {
+                throw new IllegalArgumentException("unknown argument '" + a + "' (expected --key=value; see --help)");
+            }
+            int eq = a.indexOf('=');
+            b.set(a.substring(2, eq), a.substring(eq + 1));
+        }
+        return b.build();
+    }
+
+    /** The {@code --help} text: every key, its environment variable and default. */
+    public static String help() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Hypha-Mesh server\n\n")
+                .append("usage: java -jar hypha-mesh.jar [--config application.yaml] [--key=value ...]\n\n")
+                .append("Each key can be set in application.yaml (under 'hypha:'), by its environment variable,\n")
+                .append("or as --key=value (highest precedence).\n\n");
+        for (Setting s : SETTINGS) {
+            sb.append(String.format(Locale.ROOT, "  %-32s %-38s default: %s%n      %s%n", s.key(), s.envVar(),
+                    s.defaultValue().isEmpty() ? "(none)" : s.defaultValue(), s.description()));
+        }
+        return sb.toString();
+    }
+
+    public String string(String key) {
+        String v = values.get(key);
+        if (v == null) {
+            throw new IllegalArgumentException("unknown configuration key '" + key + "'");
+        }
+        return v;
+    }
+
+    public Optional<String> optional(String key) {
+        String v = string(key);
+        return v.isBlank() ? Optional.empty() : Optional.of(v);
+    }
+
+    public int intValue(String key) {
+        return (int) longValue(key);
+    }
+
+    public long longValue(String key) {
+        String v = string(key).trim();
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("configuration key '" + key + "' must be an integer, got '" + v + "'");
+        }
+    }
+
+    public boolean bool(String key) {
+        String v = string(key).trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "true", "yes", "on", "1" -> true;
+            case "false", "no", "off", "0" -> false;
+            default -> throw new IllegalArgumentException("configuration key '" + key + "' must be true or false");
+        };
+    }
+
+    public Duration duration(String key) {
+        return parseDuration(key, string(key));
+    }
+
+    public Path path(String key) {
+        return Path.of(string(key));
+    }
+
+    /** Every key with its effective value (secrets masked), for logs. */
+    public Map<String, String> effective() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Setting s : SETTINGS) {
+            String v = values.get(s.key());
+            boolean secret = s.key().contains("token") || s.key().contains("secret");
+            out.put(s.key(), secret && !v.isEmpty() ? "****" : v);
+        }
+        return out;
+    }
+
+    static Duration parseDuration(String key, String text) {
+        String v = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (v.startsWith("p")) {
+                return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
+            }
+            if (v.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            }
+            long n = Long.parseLong(v.substring(0, v.length() - 1));
+            return switch (v.charAt(v.length() - 1)) {
+                case 's' -> Duration.ofSeconds(n);
+                case 'm' -> Duration.ofMinutes(n);
+                case 'h' -> Duration.ofHours(n);
+                case 'd' -> Duration.ofDays(n);
+                default -> Duration.ofMillis(Long.parseLong(v));
+            };
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("configuration key '" + key + "' must be a duration like 500ms, 30s, 5m,"
+                    + " 1h, 7d or PT30S; got '" + text + "'");
+        }
+    }
+
+    /** Builder of {@link HyphaConfig}; starts from the defaults. Not thread-safe. */
+    public static final class Builder {
+        private final Map<String, String> values = new LinkedHashMap<>();
+
+        private Builder() {
+            for (Setting s : SETTINGS) {
+                values.put(s.key(), s.defaultValue());
+            }
+        }
+
+        /** Sets a key; unknown keys are refused so typos fail loudly. */
+        public Builder set(String key, String value) {
+            if (!values.containsKey(key)) {
+                throw new IllegalArgumentException("unknown configuration key '" + key + "' (see --help)");
+            }
+            values.put(key, value);
+            return this;
+        }
+
+        /** Reads {@code hypha.*} keys from a YAML file. */
+        public Builder yaml(Path file) {
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException("configuration file " + file + " does not exist");
+            }
+            try {
+                Config c = Config.just(ConfigSources.file(file));
+                Config root = c.get("hypha");
+                for (Setting s : SETTINGS) {
+                    root.get(s.key()).asString().ifPresent(v -> values.put(s.key(), v));
+                }
+                for (Config node : root.traverse().filter(Config::isLeaf).toList()) {
+                    String key = node.key().toString().substring("hypha.".length());
+                    if (!values.containsKey(key)) {
+                        throw new IllegalArgumentException("unknown configuration key '" + key + "' in " + file);
+                    }
+                }
+            } catch (io.helidon.config.ConfigException e) {
+                throw new IllegalArgumentException("cannot read " + file + ": " + e.getMessage(), e);
+            }
+            return this;
+        }
+
+        public HyphaConfig build() {
+            HyphaConfig c = new HyphaConfig(new LinkedHashMap<>(values));
+            // validate every typed key now, so a bad value fails at start, not at first use
+            for (Setting s : SETTINGS) {
+                String d = s.defaultValue();
+                if (d.matches("-?\\d+")) {
+                    c.longValue(s.key());
+                } else if (d.equals("true") || d.equals("false")) {
+                    c.bool(s.key());
+                } else if (d.matches("\\d+(ms|s|m|h|d)")) {
+                    c.duration(s.key());
+                }
+            }
+            return c;
+        }
+    }
+}

@@ -1,0 +1,280 @@
+package io.hyphamesh.runtime.control;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.Names;
+import io.hyphamesh.api.ObjectKind;
+import io.hyphamesh.api.Permission;
+import io.hyphamesh.runtime.auth.Principal;
+import io.hyphamesh.runtime.auth.TokenService;
+import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.storage.ObjectRow;
+import io.hyphamesh.storage.Storage;
+import io.hyphamesh.storage.TokenRow;
+import io.hyphamesh.storage.WorkspaceRow;
+import io.hyphamesh.storage.Write;
+import io.hyphamesh.storage.WriteOwner;
+
+/**
+ * Workspaces and tokens: creation, listing, deletion, minting, revocation, and the authentication
+ * every request and socket goes through. The catalog is durable (shard 0); the sets of existing
+ * workspaces and revoked tokens are mirrored in memory so authentication never touches storage.
+ * Mutations are serialized by one lock; reads are lock-free. Thread-safe.
+ */
+public final class ControlPlane {
+    private static final Logger LOG = Logger.getLogger(ControlPlane.class.getName());
+
+    private final Storage storage;
+    private final TokenService tokens;
+    private final ObjectHost host;
+    private final Duration defaultTtl;
+    private final Duration maxTtl;
+    private final Set<String> workspaces = ConcurrentHashMap.newKeySet();
+    private final Set<String> revoked = ConcurrentHashMap.newKeySet();
+    private final ReentrantLock mutations = new ReentrantLock();
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+
+    /** Told about revocations and deletions, to close live sockets and drop state at once. */
+    public interface Listener {
+        /** A token was revoked. */
+        void tokenRevoked(String tokenId);
+
+        /** A workspace is being deleted; close its sockets and forget its state. */
+        void workspaceDeleted(String workspace);
+    }
+
+    public ControlPlane(Storage storage, TokenService tokens, ObjectHost host, Duration defaultTtl, Duration maxTtl) {
+        this.storage = storage;
+        this.tokens = tokens;
+        this.host = host;
+        this.defaultTtl = defaultTtl;
+        this.maxTtl = maxTtl;
+        for (WorkspaceRow w : storage.workspaces()) {
+            workspaces.add(w.name());
+        }
+        revoked.addAll(storage.revokedTokenIds(System.currentTimeMillis()));
+    }
+
+    public void addListener(Listener l) {
+        listeners.add(l);
+    }
+
+    /**
+     * Authenticates a bearer token: root, or a valid, unrevoked token of an existing workspace.
+     *
+     * @throws HyphaException {@code unauthorized} otherwise
+     */
+    public Principal authenticate(String bearer) {
+        Principal p = tokens.verify(bearer);
+        if (p.root()) {
+            return p;
+        }
+        if (revoked.contains(p.tokenId().orElseThrow())) {
+            throw HyphaException.unauthorized("token revoked");
+        }
+        if (!workspaces.contains(p.workspace().orElseThrow())) {
+            throw HyphaException.unauthorized("token's workspace no longer exists");
+        }
+        return p;
+    }
+
+    /** True when the token id is revoked. */
+    public boolean isRevoked(String tokenId) {
+        return revoked.contains(tokenId);
+    }
+
+    public boolean exists(String workspace) {
+        return workspaces.contains(workspace);
+    }
+
+    /** Refuses with {@code not_found} unless the workspace exists. */
+    public void requireExists(String workspace) {
+        if (!workspaces.contains(workspace)) {
+            throw HyphaException.notFound("workspace '" + Names.printable(workspace) + "' does not exist");
+        }
+    }
+
+    /** Creates a workspace; {@code conflict} when it exists. Root only. */
+    public WorkspaceRow create(Principal caller, String name) {
+        if (!caller.root()) {
+            throw HyphaException.forbidden("only the root token creates workspaces");
+        }
+        Names.checkWorkspace(name);
+        mutations.lock();
+        try {
+            if (workspaces.contains(name)) {
+                throw new HyphaException(ErrorCode.CONFLICT, "workspace '" + name + "' already exists");
+            }
+            WorkspaceRow row = new WorkspaceRow(name, System.currentTimeMillis());
+            commit(new Write.PutWorkspace(row));
+            workspaces.add(name);
+            return row;
+        } finally {
+            mutations.unlock();
+        }
+    }
+
+    /** Workspaces the caller may see: all for root, its own for a workspace token. */
+    public List<WorkspaceRow> list(Principal caller) {
+        List<WorkspaceRow> all = storage.workspaces();
+        if (caller.root()) {
+            return all;
+        }
+        return all.stream().filter(w -> caller.canAccess(w.name())).toList();
+    }
+
+    public WorkspaceRow get(Principal caller, String name) {
+        Names.checkWorkspace(name);
+        if (!caller.canAccess(name)) {
+            throw HyphaException.forbidden("token is scoped to another workspace");
+        }
+        return storage.workspace(name)
+                .orElseThrow(() -> HyphaException.notFound("workspace '" + name + "' does not exist"));
+    }
+
+    /**
+     * Deletes a workspace and everything in it: catalog row and tokens first (so nothing new gets
+     * in), then live sockets and objects, then every stored object on every shard, then blobs.
+     */
+    public void delete(Principal caller, String name, Runnable deleteBlobs) {
+        Names.checkWorkspace(name);
+        caller.require(name, Permission.ADMIN);
+        mutations.lock();
+        try {
+            requireExists(name);
+            commit(new Write.DeleteWorkspace(name));
+            workspaces.remove(name);
+            for (Listener l : listeners) {
+                try {
+                    l.workspaceDeleted(name);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "listener failed on workspace deletion", e);
+                }
+            }
+            try {
+                host.terminateWorkspace(name).get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "objects of " + name + " did not close in time", e);
+            }
+            // after the objects closed: their queued writes are ahead of these purges in each shard's queue
+            for (int s = 0; s < storage.shards(); s++) {
+                commitOn(s, new Write.PurgeWorkspace(name));
+            }
+            deleteBlobs.run();
+        } finally {
+            mutations.unlock();
+        }
+    }
+
+    /** Mints a token. Admin of the workspace or root; never above the caller's tier. */
+    public TokenService.Minted mint(Principal caller, String workspace, Permission permission, Optional<Duration> ttl,
+                                    String clientId) {
+        Names.checkWorkspace(workspace);
+        Names.check("client_id", clientId);
+        caller.require(workspace, Permission.ADMIN);
+        if (!caller.permission().allows(permission)) {
+            throw HyphaException.forbidden("cannot mint a token above your own tier");
+        }
+        Duration life = ttl.orElse(defaultTtl);
+        if (life.isNegative() || life.isZero()) {
+            throw HyphaException.badRequest("ttl_seconds must be positive");
+        }
+        if (life.compareTo(maxTtl) > 0) {
+            throw HyphaException.badRequest("ttl_seconds exceeds the maximum of " + maxTtl.toSeconds());
+        }
+        mutations.lock();
+        try {
+            requireExists(workspace);
+            Instant now = Instant.now();
+            Instant expires = now.plus(life);
+            if (!caller.root() && expires.toEpochMilli() > caller.expiresAt()) {
+                // a token cannot outlive the token that minted it
+                expires = Instant.ofEpochMilli(caller.expiresAt());
+            }
+            TokenService.Minted m = tokens.mint(workspace, permission, clientId, now, expires);
+            commit(new Write.PutToken(new TokenRow(m.id(), workspace, permission, clientId, now.toEpochMilli(),
+                    expires.toEpochMilli(), Optional.empty())));
+            return m;
+        } finally {
+            mutations.unlock();
+        }
+    }
+
+    /** Tokens of a workspace (never their text). Admin or root. */
+    public List<TokenRow> tokens(Principal caller, String workspace) {
+        Names.checkWorkspace(workspace);
+        caller.require(workspace, Permission.ADMIN);
+        requireExists(workspace);
+        return storage.tokens(workspace);
+    }
+
+    /** Revokes a token at once: later requests fail and its live sockets close. Admin or root. */
+    public void revoke(Principal caller, String workspace, String tokenId) {
+        Names.checkWorkspace(workspace);
+        caller.require(workspace, Permission.ADMIN);
+        mutations.lock();
+        try {
+            requireExists(workspace);
+            TokenRow row = storage.token(tokenId)
+                    .filter(t -> t.workspace().equals(workspace))
+                    .orElseThrow(() -> HyphaException.notFound("no token '" + Names.printable(tokenId)
+                            + "' in workspace '" + workspace + "'"));
+            if (row.revokedAt().isEmpty()) {
+                commit(new Write.RevokeToken(tokenId, System.currentTimeMillis()));
+            }
+            revoked.add(tokenId);
+        } finally {
+            mutations.unlock();
+        }
+        for (Listener l : listeners) {
+            l.tokenRevoked(tokenId);
+        }
+    }
+
+    /** Stored Logs and Docs of a workspace. Read tier. */
+    public List<ObjectRow> objects(Principal caller, String workspace) {
+        Names.checkWorkspace(workspace);
+        caller.require(workspace, Permission.READ);
+        requireExists(workspace);
+        List<ObjectRow> out = new ArrayList<>();
+        for (ObjectRow r : storage.listObjects(workspace)) {
+            if (r.objectId().kind() != ObjectKind.WORKSPACE) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    private void commit(Write w) {
+        commitOn(0, w);
+    }
+
+    private void commitOn(int shard, Write w) {
+        try {
+            storage.submit(shard, WriteOwner.NONE, w).get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof HyphaException he) {
+                throw he;
+            }
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "catalog write failed: " + e.getCause(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new HyphaException(ErrorCode.TIMEOUT, "catalog write timed out");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
+        }
+    }
+}

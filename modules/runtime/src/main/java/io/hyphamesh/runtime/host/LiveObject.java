@@ -1,0 +1,327 @@
+package io.hyphamesh.runtime.host;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.storage.WriteOwner;
+
+/**
+ * A live object: a mailbox drained by one virtual thread at a time, so the object's operations run
+ * one at a time in arrival order while different objects run in parallel. Subclasses hold the
+ * object's state and touch it only from the {@code on…} callbacks, which all run on the mailbox
+ * thread. {@link #offer} is safe from any thread; {@link #commitFailed} is called by the storage
+ * committer.
+ */
+public abstract class LiveObject implements WriteOwner {
+    private static final Logger LOG = Logger.getLogger(LiveObject.class.getName());
+    /** Messages handled per drain before the thread yields to other objects. */
+    private static final int DRAIN_QUANTUM = 4096;
+
+    /** The object's identity. */
+    protected final ObjectId id;
+    /** Shared services. */
+    protected final ObjectContext ctx;
+    /** The storage shard the object lives in. */
+    protected final int shard;
+
+    private final ConcurrentLinkedQueue<Object> mailbox = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final ReentrantLock lifecycle = new ReentrantLock();
+    private boolean closed;
+    private boolean loaded;
+    private volatile boolean broken;
+    private volatile long lastActivityNanos = System.nanoTime();
+
+    /** A task the object posts to itself (commit completions, paced work). */
+    private record Task(Runnable run) {
+    }
+
+    /** Fires the object's alarm. */
+    enum AlarmFired {
+        INSTANCE
+    }
+
+    /** Hibernate if idle. */
+    enum EvictIfIdle {
+        INSTANCE
+    }
+
+    /** A socket closed: drop whatever the object holds for it. */
+    record SessionClosed(Session session) {
+    }
+
+    /** Delete the object's stored state; completes with whether it existed, after the commit. */
+    record Delete(java.util.concurrent.CompletableFuture<Boolean> done) {
+    }
+
+    /** Close for good (workspace deletion); completes when done. */
+    record Terminate(java.util.concurrent.CompletableFuture<Void> done) {
+    }
+
+    protected LiveObject(ObjectId id, ObjectContext ctx) {
+        this.id = id;
+        this.ctx = ctx;
+        this.shard = ctx.storage().shardOf(id);
+    }
+
+    public final ObjectId id() {
+        return id;
+    }
+
+    /**
+     * Queues a message. Returns false when this instance is closed (hibernated, terminated or
+     * broken); the host then retries on a fresh instance.
+     */
+    final boolean offer(Object message) {
+        lifecycle.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            mailbox.add(message);
+        } finally {
+            lifecycle.unlock();
+        }
+        schedule();
+        return true;
+    }
+
+    /** Posts a task to run on this object's thread, after what is already queued. */
+    protected final void post(Runnable task) {
+        if (!offer(new Task(task))) {
+            // the instance closed; the task belongs to its old state and has nothing left to act on
+            LOG.fine(() -> "task dropped by closed object " + id);
+        }
+    }
+
+    private void schedule() {
+        if (scheduled.compareAndSet(false, true)) {
+            ctx.executor().execute(this::drain);
+        }
+    }
+
+    private void drain() {
+        try {
+            if (!loaded) {
+                if (!loadSafely()) {
+                    return;
+                }
+            }
+            int n = 0;
+            Object m;
+            while (n < DRAIN_QUANTUM && (m = mailbox.poll()) != null) {
+                handle(m);
+                n++;
+            }
+            try {
+                onEndOfBatch();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "end of batch failed in " + id, e);
+            }
+        } finally {
+            scheduled.set(false);
+            if (!mailbox.isEmpty()) {
+                schedule();
+            }
+        }
+    }
+
+    private boolean loadSafely() {
+        long start = System.nanoTime();
+        try {
+            onLoad();
+            loaded = true;
+            ctx.host().recordWake(System.nanoTime() - start);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot load " + id, e);
+            HyphaException err = e instanceof HyphaException he ? he
+                    : new HyphaException(ErrorCode.UNAVAILABLE, "cannot load " + id.target() + ": " + e.getMessage(), e);
+            closeAndDrain(err);
+            return false;
+        }
+    }
+
+    private void handle(Object m) {
+        lastActivityNanos = System.nanoTime();
+        try {
+            switch (m) {
+                case Request r -> handleRequest(r);
+                case Task t -> t.run().run();
+                case SessionClosed s -> onSessionClosed(s.session());
+                case AlarmFired a -> onAlarm();
+                case EvictIfIdle e -> evictIfIdle();
+                case Delete d -> {
+                    try {
+                        onDelete().whenComplete((existed, err) -> {
+                            if (err != null) {
+                                d.done().completeExceptionally(err);
+                            } else {
+                                d.done().complete(existed);
+                            }
+                        });
+                    } catch (RuntimeException e) {
+                        d.done().completeExceptionally(e);
+                    }
+                }
+                case Terminate t -> {
+                    onTerminate();
+                    closeAndDrain(new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted"));
+                    t.done().complete(null);
+                }
+                default -> LOG.warning("unknown message " + m);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "object " + id + " failed handling " + m, e);
+        }
+    }
+
+    private void handleRequest(Request r) {
+        if (broken) {
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry"));
+            return;
+        }
+        try {
+            onRequest(r);
+        } catch (HyphaException e) {
+            r.fail(e);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "operation '" + r.op() + "' on " + id + " failed", e);
+            r.fail(new HyphaException(ErrorCode.INTERNAL, "operation failed: " + e));
+        }
+    }
+
+    private void evictIfIdle() {
+        long idleNanos = System.nanoTime() - lastActivityNanos;
+        if (idleNanos < ctx.idleTimeout().toNanos() || !isIdle()) {
+            return;
+        }
+        lifecycle.lock();
+        try {
+            if (!mailbox.isEmpty()) {
+                return;
+            }
+            closed = true;
+        } finally {
+            lifecycle.unlock();
+        }
+        ctx.host().hibernated(this);
+    }
+
+    /** Closes this instance and sends what is still queued to a fresh one (or fails it). */
+    private void closeAndDrain(HyphaException reason) {
+        lifecycle.lock();
+        try {
+            closed = true;
+        } finally {
+            lifecycle.unlock();
+        }
+        ctx.host().closed(this);
+        List<Object> rest = new ArrayList<>();
+        Object m;
+        while ((m = mailbox.poll()) != null) {
+            rest.add(m);
+        }
+        for (Object o : rest) {
+            if (o instanceof Request r) {
+                if (reason.code() == ErrorCode.NOT_FOUND || !loaded) {
+                    r.fail(reason);
+                } else {
+                    ctx.host().dispatch(r);
+                }
+            } else if (o instanceof Delete d) {
+                d.done().completeExceptionally(reason);
+            } else if (o instanceof Terminate t) {
+                t.done().complete(null);
+            }
+        }
+    }
+
+    /** Seconds idle, for the reaper. */
+    final long idleNanos() {
+        return System.nanoTime() - lastActivityNanos;
+    }
+
+    @Override
+    public final boolean broken() {
+        return broken;
+    }
+
+    @Override
+    public final void commitFailed(Throwable cause) {
+        broken = true;
+        post(() -> {
+            onBroken(cause);
+            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"));
+        });
+    }
+
+    /** The object's pending alarm, as last set or loaded. */
+    protected Optional<Instant> alarmAt = Optional.empty();
+
+    /**
+     * Sets (or with an empty value clears) the object's alarm: persisted with the object's row via
+     * {@link #persistRow()}, so it fires after a restart too, and armed in the host's timers.
+     */
+    protected final void setAlarm(Optional<Instant> at) {
+        alarmAt = at;
+        persistRow();
+        ctx.host().alarms().schedule(id, at);
+    }
+
+    /** Re-arms a loaded alarm without writing it again (used by {@link #onLoad()}). */
+    protected final void armLoadedAlarm(Optional<Instant> at) {
+        alarmAt = at;
+        at.ifPresent(a -> ctx.host().alarms().schedule(id, at));
+    }
+
+    /** Submits the object's row (state, counters and {@link #alarmAt}) for commit. */
+    protected abstract void persistRow();
+
+    // ---- callbacks, all on the object's thread ----
+
+    /** Loads the object's state from storage; runs before the first message. */
+    protected abstract void onLoad();
+
+    /** Handles one request; throw {@link HyphaException} to answer with an error. */
+    protected abstract void onRequest(Request r);
+
+    /** After a run of messages: the place to submit what the run produced as one group. */
+    protected void onEndOfBatch() {
+    }
+
+    /** A session closed. */
+    protected void onSessionClosed(Session session) {
+    }
+
+    /** The alarm fired. */
+    protected void onAlarm() {
+    }
+
+    /** True when the object may hibernate: no subscribers, no writes waiting for their commit. */
+    protected abstract boolean isIdle();
+
+    /** A commit of this object failed; tell subscribers, the instance is being dropped. */
+    protected void onBroken(Throwable cause) {
+    }
+
+    /**
+     * Deletes the object's stored state (it stays live, empty); the future completes after the
+     * commit with whether anything existed.
+     */
+    protected abstract java.util.concurrent.CompletableFuture<Boolean> onDelete();
+
+    /** The workspace is being deleted. */
+    protected void onTerminate() {
+    }
+}

@@ -1,0 +1,193 @@
+package io.hyphamesh.runtime.host;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.metrics.Metrics;
+import io.hyphamesh.storage.Storage;
+
+/**
+ * Owns the live objects: finds or creates the instance for an id and queues messages to it,
+ * hibernates idle ones (a reaper asks each candidate to close itself if still idle, on its own
+ * thread), wakes them on demand, and fires persisted alarms. Thread-safe.
+ */
+public final class ObjectHost implements AutoCloseable {
+    private final Map<ObjectId, LiveObject> live = new ConcurrentHashMap<>();
+    private final BiFunction<ObjectId, ObjectContext, LiveObject> factory;
+    private final ObjectContext ctx;
+    private final ExecutorService executor = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("hypha-object-", 0).factory());
+    private final ScheduledExecutorService timers;
+    private final Alarms alarms;
+    private final LongAdder wakes = new LongAdder();
+    private final LongAdder hibernations = new LongAdder();
+    private final Metrics.Histogram wakeLatency;
+
+    private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
+                       BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
+        Duration idle = config.duration("objects.idle-timeout");
+        this.ctx = new ObjectContext(storage, config, metrics, this, executor, idle);
+        this.factory = factory;
+        this.timers = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
+                .name("hypha-host-timer").factory());
+        this.alarms = new Alarms(this, timers);
+        this.wakeLatency = metrics.histogram("object.wake");
+        metrics.gauge("objects_live", "objects in memory", live::size);
+        metrics.gauge("objects_hibernated", "objects hibernated since start", hibernations::sum);
+        metrics.gauge("objects_cold_wakes", "objects loaded from storage since start (cold wakes)", wakes::sum);
+        long period = Math.max(250, Math.min(idle.toMillis() / 2, 10_000));
+        timers.scheduleWithFixedDelay(this::reap, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Creates the host; {@code factory} makes the instance for an id (no I/O: loading happens on the
+     * object's thread).
+     */
+    public static ObjectHost create(Storage storage, HyphaConfig config, Metrics metrics,
+                                    BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
+        return new ObjectHost(storage, config, metrics, factory);
+    }
+
+    /** Loads persisted alarms; due ones fire at once. */
+    public void start() {
+        alarms.loadPersisted(ctx.storage());
+    }
+
+    public ObjectContext context() {
+        return ctx;
+    }
+
+    Alarms alarms() {
+        return alarms;
+    }
+
+    /** Queues a request to its target object, waking it when hibernated. */
+    public void dispatch(Request r) {
+        send(r.target(), r);
+    }
+
+    /** Tells an object a session closed. */
+    public void sessionClosed(ObjectId id, Session s) {
+        LiveObject o = live.get(id);
+        if (o != null) {
+            o.offer(new LiveObject.SessionClosed(s));
+        }
+    }
+
+    /** Fires an object's alarm, waking it when hibernated. */
+    void fireAlarm(ObjectId id) {
+        send(id, LiveObject.AlarmFired.INSTANCE);
+    }
+
+    private void send(ObjectId id, Object message) {
+        while (true) {
+            LiveObject o = live.computeIfAbsent(id, k -> factory.apply(k, ctx));
+            if (o.offer(message)) {
+                return;
+            }
+            live.remove(id, o);
+        }
+    }
+
+    /** Deletes an object's stored state; true when it existed. Waits for the commit. */
+    public boolean delete(ObjectId id) {
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        send(id, new LiveObject.Delete(done));
+        try {
+            return done.get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof io.hyphamesh.api.HyphaException he) {
+                throw he;
+            }
+            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE,
+                    "delete failed: " + e.getCause(), e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.TIMEOUT, "delete timed out");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "interrupted");
+        }
+    }
+
+    /** Closes every live object of a workspace (deletion); completes when all have closed. */
+    public CompletableFuture<Void> terminateWorkspace(String workspace) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (LiveObject o : live.values()) {
+            if (o.id().workspace().equals(workspace)) {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                if (o.offer(new LiveObject.Terminate(done))) {
+                    all.add(done);
+                }
+            }
+        }
+        alarms.cancelWorkspace(workspace);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    void recordWake(long nanos) {
+        wakes.increment();
+        wakeLatency.record(nanos);
+    }
+
+    void hibernated(LiveObject o) {
+        if (live.remove(o.id(), o)) {
+            hibernations.increment();
+        }
+    }
+
+    void closed(LiveObject o) {
+        live.remove(o.id(), o);
+    }
+
+    /** Objects in memory. */
+    public int liveCount() {
+        return live.size();
+    }
+
+    /** Objects loaded from storage since start. */
+    public long coldWakes() {
+        return wakes.sum();
+    }
+
+    /** Objects hibernated since start. */
+    public long hibernatedCount() {
+        return hibernations.sum();
+    }
+
+    /** True when the object is in memory. */
+    public boolean isLive(ObjectId id) {
+        return live.containsKey(id);
+    }
+
+    private void reap() {
+        long threshold = ctx.idleTimeout().toNanos();
+        for (LiveObject o : live.values()) {
+            if (o.idleNanos() >= threshold) {
+                o.offer(LiveObject.EvictIfIdle.INSTANCE);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        timers.shutdownNow();
+        executor.shutdown();
+        try {
+            executor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

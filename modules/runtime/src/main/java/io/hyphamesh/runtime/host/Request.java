@@ -1,0 +1,89 @@
+package io.hyphamesh.runtime.host;
+
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.Permission;
+import jakarta.json.JsonObject;
+
+/**
+ * One request frame addressed to an object: who sent it, its id, its target, its operation and the
+ * whole frame (operations read their own fields). Answered exactly once, by {@link #ok} or
+ * {@link #fail}. Created on the socket's reader thread, handled on the object's thread, answered
+ * from either that thread or the committer's.
+ */
+public final class Request {
+    private final Session session;
+    private final long id;
+    private final ObjectId target;
+    private final String op;
+    private final JsonObject frame;
+    private final long startNanos;
+    private final Completion completion;
+
+    /** Called once when the request is answered, with the time it was received. */
+    @FunctionalInterface
+    public interface Completion {
+        void answered(Request request, boolean ok);
+    }
+
+    public Request(Session session, long id, ObjectId target, String op, JsonObject frame, long startNanos,
+                   Completion completion) {
+        this.session = session;
+        this.id = id;
+        this.target = target;
+        this.op = op;
+        this.frame = frame;
+        this.startNanos = startNanos;
+        this.completion = completion;
+    }
+
+    public Session session() {
+        return session;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public ObjectId target() {
+        return target;
+    }
+
+    public String op() {
+        return op;
+    }
+
+    public JsonObject frame() {
+        return frame;
+    }
+
+    public long startNanos() {
+        return startNanos;
+    }
+
+    /** Refuses with {@code forbidden} unless the session's tier allows {@code required}. */
+    public void require(Permission required) {
+        if (!session.permission().allows(required)) {
+            throw HyphaException.forbidden("'" + op + "' needs '" + required.wire() + "', token has '"
+                    + session.permission().wire() + "'");
+        }
+    }
+
+    /** Answers with a JSON text value. */
+    public void ok(String json) {
+        session.reply(id, json);
+        completion.answered(this, true);
+    }
+
+    /** Answers with an error. */
+    public void fail(HyphaException e) {
+        session.fail(id, e);
+        completion.answered(this, false);
+    }
+
+    /** A required string field of the frame. */
+    public String string(String field) {
+        return JsonText.string(frame, field);
+    }
+}

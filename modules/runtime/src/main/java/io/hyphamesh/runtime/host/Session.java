@@ -1,0 +1,59 @@
+package io.hyphamesh.runtime.host;
+
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.Permission;
+
+/**
+ * One connected client as the objects see it: where answers and events for it go. Implemented by
+ * the socket transport; objects never see sockets. Every method is thread-safe and never blocks:
+ * frames are queued to the socket's single writer.
+ */
+public interface Session {
+
+    /** Unique id of this session within the server's life. */
+    long id();
+
+    /** The workspace the session is connected to. */
+    String workspace();
+
+    /** The client id of the session's token. */
+    String clientId();
+
+    /** The session's permission tier. */
+    Permission permission();
+
+    /** Answers request {@code requestId} with {@code okJson} (any JSON text). */
+    void reply(long requestId, String okJson);
+
+    /** Answers request {@code requestId} with an error. */
+    void fail(long requestId, HyphaException error);
+
+    /**
+     * Queues an event frame (complete JSON object text). Returns false when the session is closed;
+     * a session whose queue overflows is closed as a slow consumer.
+     */
+    boolean send(String frame);
+
+    /** True until the socket closed. */
+    boolean isOpen();
+
+    /**
+     * Allocates a subscription id for {@code target} and remembers it, so that {@code credit} and
+     * {@code unsubscribe} frames naming it reach the object.
+     */
+    long newSubscription(ObjectId target);
+
+    /** Forgets a subscription. */
+    void endSubscription(long subId);
+
+    /**
+     * Routes a call into this session (as a provider): remembers it until its answer, the deadline
+     * or this session's close, and queues {@code frame}. Returns false when the session is gone
+     * (nothing was remembered; the caller answers the consumer).
+     */
+    boolean startCall(long callId, Request consumer, String frame, long deadlineNanos);
+
+    /** Remembers that {@code target} holds state for this session, to be told when it closes. */
+    void touch(ObjectId target);
+}

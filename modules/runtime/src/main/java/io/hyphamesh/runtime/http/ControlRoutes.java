@@ -1,0 +1,189 @@
+package io.hyphamesh.runtime.http;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+
+import io.helidon.http.Status;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.Names;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
+import io.hyphamesh.api.Permission;
+import io.hyphamesh.runtime.auth.Principal;
+import io.hyphamesh.runtime.auth.TokenService;
+import io.hyphamesh.runtime.control.ControlPlane;
+import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.storage.ObjectRow;
+import io.hyphamesh.storage.TokenRow;
+import io.hyphamesh.storage.WorkspaceRow;
+import jakarta.json.Json;
+import jakarta.json.JsonArrayBuilder;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+
+/**
+ * The control plane over HTTP: workspaces, tokens and the objects of a workspace. Every route
+ * authenticates, validates its input completely before changing anything, and answers errors as
+ * JSON with a stable code. Stateless; the state is in {@link ControlPlane}.
+ */
+public final class ControlRoutes implements HttpService {
+    private static final Set<String> CREATE_FIELDS = Set.of("name");
+    private static final Set<String> MINT_FIELDS = Set.of("permission", "ttl_seconds", "client_id");
+
+    private final ControlPlane control;
+    private final ObjectHost host;
+    private final long maxBody;
+    private final BlobCleaner blobs;
+
+    /** Deletes a workspace's blobs when it is deleted. */
+    @FunctionalInterface
+    public interface BlobCleaner {
+        void deleteWorkspace(String workspace);
+    }
+
+    public ControlRoutes(ControlPlane control, ObjectHost host, long maxBody, BlobCleaner blobs) {
+        this.control = control;
+        this.host = host;
+        this.maxBody = maxBody;
+        this.blobs = blobs;
+    }
+
+    @Override
+    public void routing(HttpRules rules) {
+        rules.post("/v1/workspaces", this::create)
+                .get("/v1/workspaces", this::list)
+                .get("/v1/workspaces/{ws}", this::get)
+                .delete("/v1/workspaces/{ws}", this::delete)
+                .post("/v1/workspaces/{ws}/tokens", this::mint)
+                .get("/v1/workspaces/{ws}/tokens", this::tokens)
+                .delete("/v1/workspaces/{ws}/tokens/{id}", this::revoke)
+                .get("/v1/workspaces/{ws}/objects", this::objects)
+                .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::deleteObject);
+    }
+
+    private void create(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonText.onlyFields(body, CREATE_FIELDS, "workspace");
+        WorkspaceRow row = control.create(p, JsonText.string(body, "name"));
+        HttpSupport.json(res, Status.CREATED_201, workspaceJson(row).build().toString());
+    }
+
+    private void list(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        JsonArrayBuilder arr = Json.createArrayBuilder();
+        for (WorkspaceRow w : control.list(p)) {
+            arr.add(workspaceJson(w));
+        }
+        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("workspaces", arr).build().toString());
+    }
+
+    private void get(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        WorkspaceRow row = control.get(p, ws(req));
+        HttpSupport.json(res, Status.OK_200, workspaceJson(row).build().toString());
+    }
+
+    private void delete(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        control.delete(p, ws, () -> blobs.deleteWorkspace(ws));
+        res.status(Status.NO_CONTENT_204).send();
+    }
+
+    private void mint(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonText.onlyFields(body, MINT_FIELDS, "token request");
+        Permission perm = Permission.ofWire(JsonText.string(body, "permission"))
+                .orElseThrow(() -> HyphaException.badRequest("permission must be read, read_write or admin"));
+        Optional<Duration> ttl = body.containsKey("ttl_seconds")
+                ? Optional.of(Duration.ofSeconds(JsonText.longValue(body, "ttl_seconds")))
+                : Optional.empty();
+        String client = JsonText.string(body, "client_id", p.root() ? "client" : p.clientId());
+        TokenService.Minted m = control.mint(p, ws, perm, ttl, client);
+        String json = Json.createObjectBuilder()
+                .add("token", m.token())
+                .add("id", m.id())
+                .add("workspace", ws)
+                .add("permission", perm.wire())
+                .add("client_id", client)
+                .add("expires_at", m.expiresAt().toString())
+                .build().toString();
+        HttpSupport.json(res, Status.CREATED_201, json);
+    }
+
+    private void tokens(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        JsonArrayBuilder arr = Json.createArrayBuilder();
+        for (TokenRow t : control.tokens(p, ws(req))) {
+            JsonObjectBuilder o = Json.createObjectBuilder()
+                    .add("id", t.id())
+                    .add("permission", t.permission().wire())
+                    .add("client_id", t.clientId())
+                    .add("issued_at", HttpSupport.iso(t.issuedAt()))
+                    .add("expires_at", HttpSupport.iso(t.expiresAt()));
+            t.revokedAt().ifPresent(r -> o.add("revoked_at", HttpSupport.iso(r)));
+            arr.add(o);
+        }
+        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("tokens", arr).build().toString());
+    }
+
+    private void revoke(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String id = req.path().pathParameters().get("id");
+        control.revoke(p, ws(req), id);
+        res.status(Status.NO_CONTENT_204).send();
+    }
+
+    private void objects(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        JsonArrayBuilder arr = Json.createArrayBuilder();
+        for (ObjectRow r : control.objects(p, ws(req))) {
+            JsonObjectBuilder o = Json.createObjectBuilder()
+                    .add("kind", r.objectId().kind().prefix())
+                    .add("name", r.objectId().name())
+                    .add("size", r.bytes())
+                    .add("last_activity", HttpSupport.iso(r.lastActivity()))
+                    .add("created_at", HttpSupport.iso(r.createdAt()));
+            if (r.objectId().kind() == ObjectKind.LOG) {
+                o.add("entries", r.entries()).add("first_seq", r.firstSeq()).add("last_seq", r.lastSeq());
+            } else {
+                o.add("version", r.version());
+            }
+            arr.add(o);
+        }
+        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("objects", arr).build().toString());
+    }
+
+    private void deleteObject(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        p.require(ws, Permission.ADMIN);
+        control.requireExists(ws);
+        String kind = req.path().pathParameters().get("kind");
+        ObjectKind k = ObjectKind.ofPrefix(kind).filter(x -> x != ObjectKind.WORKSPACE)
+                .orElseThrow(() -> HyphaException.badRequest("kind must be 'log' or 'doc'"));
+        ObjectId id = new ObjectId(ws, k, req.path().pathParameters().get("name"));
+        boolean existed = host.delete(id);
+        if (!existed) {
+            throw HyphaException.notFound(id.target() + " does not exist");
+        }
+        res.status(Status.NO_CONTENT_204).send();
+    }
+
+    private static String ws(ServerRequest req) {
+        return Names.checkWorkspace(req.path().pathParameters().get("ws"));
+    }
+
+    private static JsonObjectBuilder workspaceJson(WorkspaceRow row) {
+        return Json.createObjectBuilder().add("name", row.name()).add("created_at", HttpSupport.iso(row.createdAt()));
+    }
+}

@@ -1,0 +1,472 @@
+package io.hyphamesh.runtime.transport;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.webserver.ConnectionContext;
+import io.helidon.websocket.WsSession;
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.Permission;
+import io.hyphamesh.runtime.auth.Principal;
+import io.hyphamesh.runtime.host.Request;
+import io.hyphamesh.runtime.host.Session;
+
+/**
+ * One client socket. Inbound frames are parsed and dispatched on the socket's reader thread
+ * (Helidon's); everything outbound goes through one bounded queue drained by one writer virtual
+ * thread, so sends never interleave and several queued frames leave as one message (a JSON array).
+ * A queue that overflows marks a slow consumer: the socket is closed with {@link #CLOSE_SLOW_CONSUMER}
+ * and the client resumes from what it last received. Thread-safe.
+ */
+final class Connection implements Session {
+    private static final Logger LOG = Logger.getLogger(Connection.class.getName());
+
+    /** Close code: the client did not read fast enough. */
+    static final int CLOSE_SLOW_CONSUMER = 4008;
+    /** Close code: the token was revoked or expired. */
+    static final int CLOSE_TOKEN_REVOKED = 4001;
+    /** Close code: the workspace was deleted. */
+    static final int CLOSE_WORKSPACE_DELETED = 4004;
+    /** Close code: nothing received within the idle timeout. */
+    static final int CLOSE_IDLE = 4000;
+    /** Close code: the server is shutting down. */
+    static final int CLOSE_GOING_AWAY = 1001;
+
+    private static final int MAX_BATCH_FRAMES = 512;
+    private static final int MAX_BATCH_CHARS = 256 * 1024;
+    private static final Object PING = new Object();
+
+    private final long id;
+    private final Principal principal;
+    private final String workspace;
+    private final Transport transport;
+    private final WsSession ws;
+    private final ArrayBlockingQueue<Object> outbound;
+    private final AtomicBoolean open = new AtomicBoolean(true);
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** Calls routed to this session as a provider, by call id. */
+    private final Map<Long, InboundCall> calls = new ConcurrentHashMap<>();
+    /** Subscriptions this session holds, by subscription id. */
+    private final Map<Long, ObjectId> subscriptions = new ConcurrentHashMap<>();
+    /** Objects that may hold state for this session, told when it closes. */
+    private final Set<ObjectId> touched = ConcurrentHashMap.newKeySet();
+    private final Thread writer;
+    private volatile long lastReceivedNanos = System.nanoTime();
+    private StringBuilder fragments;
+
+    /** A call routed into this (provider) session, waiting for its answer. */
+    record InboundCall(Request consumer, long deadlineNanos) {
+    }
+
+    Connection(long id, Principal principal, String workspace, Transport transport, WsSession ws, int queueCapacity) {
+        this.id = id;
+        this.principal = principal;
+        this.workspace = workspace;
+        this.transport = transport;
+        this.ws = ws;
+        this.outbound = new ArrayBlockingQueue<>(queueCapacity);
+        this.writer = Thread.ofVirtual().name("hypha-ws-writer-" + id).unstarted(this::writeLoop);
+    }
+
+    void start(String hello) {
+        outbound.add(hello);
+        writer.start();
+    }
+
+    // ---------------------------------------------------------------- Session
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String workspace() {
+        return workspace;
+    }
+
+    @Override
+    public String clientId() {
+        return principal.clientId();
+    }
+
+    @Override
+    public Permission permission() {
+        return principal.permission();
+    }
+
+    Principal principal() {
+        return principal;
+    }
+
+    @Override
+    public void reply(long requestId, String okJson) {
+        inFlight.decrementAndGet();
+        StringBuilder b = new StringBuilder(okJson.length() + 24);
+        b.append("{\"re\":").append(requestId).append(",\"ok\":").append(okJson).append('}');
+        send(b.toString());
+    }
+
+    @Override
+    public void fail(long requestId, HyphaException error) {
+        inFlight.decrementAndGet();
+        send("{\"re\":" + requestId + ",\"err\":" + error.toJson() + "}");
+    }
+
+    @Override
+    public boolean send(String frame) {
+        if (!open.get()) {
+            return false;
+        }
+        if (!outbound.offer(frame)) {
+            transport.metrics().counter("ws_slow_consumer_closes", "sockets closed as slow consumers").inc();
+            close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open.get();
+    }
+
+    @Override
+    public long newSubscription(ObjectId target) {
+        long sub = transport.nextSubscriptionId();
+        subscriptions.put(sub, target);
+        touched.add(target);
+        return sub;
+    }
+
+    @Override
+    public void endSubscription(long subId) {
+        subscriptions.remove(subId);
+    }
+
+    @Override
+    public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
+        calls.put(callId, new InboundCall(consumer, deadlineNanos));
+        if (!open.get()) {
+            // raced with close: close() may have missed this entry
+            InboundCall c = calls.remove(callId);
+            return c == null;
+        }
+        if (!send(frame)) {
+            InboundCall c = calls.remove(callId);
+            return c == null;
+        }
+        return true;
+    }
+
+    @Override
+    public void touch(ObjectId target) {
+        touched.add(target);
+    }
+
+    // ---------------------------------------------------------------- inbound
+
+    void onText(String text, boolean last) {
+        if (!open.get()) {
+            return;
+        }
+        lastReceivedNanos = System.nanoTime();
+        int max = transport.maxFrameBytes();
+        if (!last || fragments != null) {
+            if (fragments == null) {
+                fragments = new StringBuilder();
+            }
+            if (fragments.length() + text.length() <= max + 1) {
+                fragments.append(text);
+            } else {
+                fragments.setLength(max + 1);
+            }
+            if (!last) {
+                return;
+            }
+            text = fragments.toString();
+            fragments = null;
+        }
+        if (text.length() > max || (text.length() * 3L > max && text.getBytes(StandardCharsets.UTF_8).length > max)) {
+            sendError(-1, HyphaException.tooLarge("message is larger than " + max + " bytes"));
+            return;
+        }
+        long start = System.nanoTime();
+        jakarta.json.JsonValue parsed;
+        try {
+            parsed = JsonText.parse(text);
+        } catch (HyphaException e) {
+            sendError(-1, e);
+            return;
+        }
+        if (parsed instanceof jakarta.json.JsonArray arr) {
+            for (jakarta.json.JsonValue v : arr) {
+                onFrame(v, start);
+            }
+        } else {
+            onFrame(parsed, start);
+        }
+    }
+
+    void onPong() {
+        lastReceivedNanos = System.nanoTime();
+    }
+
+    /** Answers a client's ping through the writer (Helidon's session is not safe for concurrent sends). */
+    void pong(BufferData payload) {
+        byte[] bytes = new byte[payload.available()];
+        payload.read(bytes);
+        outbound.offer(new Pong(bytes));
+    }
+
+    private record Pong(byte[] payload) {
+    }
+
+    private void onFrame(jakarta.json.JsonValue v, long start) {
+        if (!(v instanceof jakarta.json.JsonObject frame)) {
+            sendError(-1, HyphaException.badRequest("a frame must be a JSON object"));
+            return;
+        }
+        if (frame.containsKey("re-call")) {
+            onCallAnswer(frame);
+            return;
+        }
+        long reqId;
+        try {
+            reqId = JsonText.longValue(frame, "id");
+        } catch (HyphaException e) {
+            sendError(-1, HyphaException.badRequest("a request frame needs an integer 'id'"));
+            return;
+        }
+        if (inFlight.incrementAndGet() > transport.maxInFlight()) {
+            fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
+            return;
+        }
+        try {
+            String op = JsonText.string(frame, "op");
+            String to = JsonText.string(frame, "to", "");
+            if (to.isEmpty()) {
+                onSocketOp(reqId, op, frame, start);
+                return;
+            }
+            ObjectId target = ObjectId.parseTarget(workspace, to);
+            touched.add(target);
+            transport.dispatch(new Request(this, reqId, target, op, frame, start, transport::answered));
+        } catch (HyphaException e) {
+            fail(reqId, e);
+        }
+    }
+
+    /** Operations of the socket itself (no {@code to}). */
+    private void onSocketOp(long reqId, String op, jakarta.json.JsonObject frame, long start) {
+        switch (op) {
+            case "ping" -> reply(reqId, "{}");
+            case "credit", "unsubscribe" -> {
+                long sub = JsonText.longValue(frame, "sub");
+                ObjectId target = subscriptions.get(sub);
+                if (target == null) {
+                    throw HyphaException.notFound("no subscription " + sub + " on this socket");
+                }
+                transport.dispatch(new Request(this, reqId, target, op, frame, start, transport::answered));
+            }
+            default -> throw HyphaException.badRequest("unknown socket operation '" + op
+                    + "' (object operations need a 'to')");
+        }
+    }
+
+    private void onCallAnswer(jakarta.json.JsonObject frame) {
+        long callId;
+        try {
+            callId = JsonText.longValue(frame, "re-call");
+        } catch (HyphaException e) {
+            sendError(-1, e);
+            return;
+        }
+        InboundCall call = calls.remove(callId);
+        if (call == null) {
+            // answered too late (timed out) or unknown: nothing waits for it
+            return;
+        }
+        jakarta.json.JsonValue ok = frame.get("ok");
+        jakarta.json.JsonValue err = frame.get("err");
+        if (err instanceof jakarta.json.JsonObject eo) {
+            HyphaException e = HyphaException.fromJson(eo);
+            if (!eo.containsKey("code") || e.code() == ErrorCode.INTERNAL) {
+                e = new HyphaException(ErrorCode.APPLICATION, eo.getString("message", "provider error"), eo);
+            }
+            call.consumer().fail(e);
+        } else {
+            call.consumer().ok(ok == null ? "null" : ok.toString());
+        }
+    }
+
+    private void sendError(long reqId, HyphaException e) {
+        send("{\"re\":" + (reqId < 0 ? "null" : Long.toString(reqId)) + ",\"err\":" + e.toJson() + "}");
+    }
+
+    // ---------------------------------------------------------------- periodic
+
+    /** Called by the transport's sweeper: expire calls, ping, close idle or expired sockets. */
+    void sweep(long now, long idleTimeoutNanos, boolean ping) {
+        if (!open.get()) {
+            return;
+        }
+        for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
+            if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
+                e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
+            }
+        }
+        if (principal.expiresAt() < System.currentTimeMillis()) {
+            close(CLOSE_TOKEN_REVOKED, "token expired", false);
+            return;
+        }
+        if (now - lastReceivedNanos > idleTimeoutNanos) {
+            close(CLOSE_IDLE, "idle timeout", true);
+            return;
+        }
+        if (ping) {
+            outbound.offer(PING);
+        }
+    }
+
+    // ---------------------------------------------------------------- outbound
+
+    private void writeLoop() {
+        List<Object> batch = new ArrayList<>(MAX_BATCH_FRAMES);
+        try {
+            while (open.get() || !outbound.isEmpty()) {
+                Object first = outbound.poll(1, TimeUnit.SECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+                writeBatch(batch);
+                batch.clear();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "socket " + id + " write failed", e);
+            closed();
+        }
+    }
+
+    private void writeBatch(List<Object> batch) {
+        StringBuilder b = null;
+        int frames = 0;
+        for (Object o : batch) {
+            if (o == PING) {
+                ws.ping(BufferData.empty());
+                continue;
+            }
+            if (o instanceof Pong pong) {
+                ws.pong(BufferData.create(pong.payload()));
+                continue;
+            }
+            if (o instanceof CloseRequest c) {
+                if (b != null) {
+                    flush(b, frames);
+                    b = null;
+                    frames = 0;
+                }
+                ws.close(c.code(), c.reason());
+                return;
+            }
+            String s = (String) o;
+            if (b == null) {
+                b = new StringBuilder(Math.max(256, s.length() * 2));
+            } else if (b.length() + s.length() > MAX_BATCH_CHARS) {
+                flush(b, frames);
+                b = new StringBuilder(Math.max(256, s.length() * 2));
+                frames = 0;
+            }
+            b.append(frames == 0 ? "" : ",").append(s);
+            frames++;
+        }
+        if (b != null) {
+            flush(b, frames);
+        }
+    }
+
+    private void flush(StringBuilder b, int frames) {
+        if (frames == 1) {
+            ws.send(b.toString(), true);
+        } else {
+            ws.send("[" + b + "]", true);
+        }
+    }
+
+    private record CloseRequest(int code, String reason) {
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /**
+     * Closes the socket with a code. With {@code hard}, the TCP socket is closed at once (a slow
+     * consumer may never read our close frame); otherwise the close frame is queued behind what
+     * is already queued.
+     */
+    void close(int code, String reason, boolean hard) {
+        if (!open.compareAndSet(true, false)) {
+            return;
+        }
+        LOG.fine(() -> "closing socket " + id + ": " + code + " " + reason);
+        if (hard) {
+            try {
+                ws.close(code, reason);
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINEST, "close frame not sent", e);
+            }
+            try {
+                if (ws.socketContext() instanceof ConnectionContext cc) {
+                    cc.serverSocket().close();
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINEST, "socket close failed", e);
+            }
+            writer.interrupt();
+        } else {
+            outbound.clear();
+            outbound.offer(new CloseRequest(code, reason));
+        }
+        cleanup();
+    }
+
+    /** The socket is gone (closed by the peer, or failed). */
+    void closed() {
+        if (open.compareAndSet(true, false)) {
+            cleanup();
+            writer.interrupt();
+        }
+    }
+
+    private void cleanup() {
+        HyphaException gone = new HyphaException(ErrorCode.PEER_GONE, "provider disconnected");
+        for (Long callId : List.copyOf(calls.keySet())) {
+            InboundCall c = calls.remove(callId);
+            if (c != null) {
+                c.consumer().fail(gone);
+            }
+        }
+        transport.unregister(this);
+        for (ObjectId target : touched) {
+            transport.host().sessionClosed(target, this);
+        }
+        subscriptions.clear();
+    }
+}

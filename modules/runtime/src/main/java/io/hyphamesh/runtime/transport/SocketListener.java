@@ -1,0 +1,104 @@
+package io.hyphamesh.runtime.transport;
+
+import java.util.Optional;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Headers;
+import io.helidon.http.HttpPrologue;
+import io.helidon.websocket.WsCloseCodes;
+import io.helidon.websocket.WsListener;
+import io.helidon.websocket.WsSession;
+import io.helidon.websocket.WsUpgradeException;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.runtime.auth.Principal;
+
+/**
+ * Helidon's side of one socket: authenticates the upgrade, then hands every message to its
+ * {@link Connection}. Helidon calls it from the socket's reader thread only.
+ */
+final class SocketListener implements WsListener {
+    private final Transport transport;
+    private Principal principal;
+    private String workspace;
+    private Connection connection;
+
+    SocketListener(Transport transport) {
+        this.transport = transport;
+    }
+
+    @Override
+    public Optional<Headers> onHttpUpgrade(HttpPrologue prologue, Headers headers) throws WsUpgradeException {
+        String path = prologue.uriPath().path();
+        if (!path.startsWith(Transport.PATH_PREFIX) || !path.endsWith(Transport.PATH_SUFFIX)) {
+            throw new WsUpgradeException("not a connect path");
+        }
+        String ws = path.substring(Transport.PATH_PREFIX.length(), path.length() - Transport.PATH_SUFFIX.length());
+        Optional<String> token = headers.first(HeaderNames.AUTHORIZATION)
+                .filter(v -> v.regionMatches(true, 0, "Bearer ", 0, 7))
+                .map(v -> v.substring(7).trim());
+        if (token.isEmpty()) {
+            token = prologue.query().first("access_token").asOptional();
+        }
+        try {
+            this.principal = transport.authenticateUpgrade(ws, token);
+            this.workspace = ws;
+        } catch (HyphaException e) {
+            // refused: Helidon falls back to HTTP routing, whose GET route answers 401/403/404/429
+            throw new WsUpgradeException(e.getMessage());
+        }
+        return Optional.empty();
+    }
+
+    @Override
+    public void onOpen(WsSession session) {
+        connection = transport.open(principal, workspace, session);
+        if (connection == null) {
+            session.close(WsCloseCodes.TRY_AGAIN_LATER, "too many sockets on this workspace");
+        }
+    }
+
+    @Override
+    public void onMessage(WsSession session, String text, boolean last) {
+        if (connection != null && connection.isOpen()) {
+            connection.onText(text, last);
+        }
+    }
+
+    @Override
+    public void onMessage(WsSession session, BufferData buffer, boolean last) {
+        if (connection != null && connection.isOpen() && last) {
+            connection.send("{\"re\":null,\"err\":{\"code\":\"bad_request\",\"message\":\"binary messages are not"
+                    + " supported; send JSON text\"}}");
+        }
+    }
+
+    @Override
+    public void onPing(WsSession session, BufferData buffer) {
+        if (connection != null) {
+            connection.onPong();
+            connection.pong(buffer);
+        }
+    }
+
+    @Override
+    public void onPong(WsSession session, BufferData buffer) {
+        if (connection != null) {
+            connection.onPong();
+        }
+    }
+
+    @Override
+    public void onClose(WsSession session, int status, String reason) {
+        if (connection != null) {
+            connection.closed();
+        }
+    }
+
+    @Override
+    public void onError(WsSession session, Throwable t) {
+        if (connection != null) {
+            connection.closed();
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/**
+ * The Hypha-Mesh server: the Helidon WebServer, the object host and the objects (workspaces, Logs,
+ * Docs), the socket transport, auth and the HTTP routes. The application; it exports nothing.
+ */
+module io.hyphamesh.runtime {
+    requires io.hyphamesh.api;
+    requires io.hyphamesh.storage;
+    requires io.helidon.webserver;
+    requires io.helidon.webserver.websocket;
+    requires io.helidon.websocket;
+    requires io.helidon.security.jwt;
+    requires io.helidon.config;
+    requires io.helidon.config.yaml;
+    requires io.helidon.common;
+    requires io.helidon.http;
+    requires java.logging;
+    requires jakarta.json;
+}
