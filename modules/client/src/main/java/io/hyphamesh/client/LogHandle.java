@@ -1,0 +1,276 @@
+package io.hyphamesh.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.Names;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
+
+/** A Log handle: frames addressed to {@code log:<name>}. Stateless apart from its name; thread-safe. */
+final class LogHandle implements Log {
+    private final DefaultHyphaClient client;
+    private final String name;
+    private final String target;
+
+    LogHandle(DefaultHyphaClient client, String name) {
+        this.client = client;
+        this.name = name;
+        this.target = "log:" + name;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public long append(JsonValue body) {
+        return append(body, client.defaultTimeout());
+    }
+
+    @Override
+    public long append(JsonValue body, Duration timeout) {
+        return DefaultHyphaClient.await(appendAsync(body, timeout));
+    }
+
+    @Override
+    public CompletableFuture<Long> appendAsync(JsonValue body) {
+        return appendAsync(body, client.defaultTimeout());
+    }
+
+    private CompletableFuture<Long> appendAsync(JsonValue body, Duration timeout) {
+        return client.request(target, "append", "\"body\":" + body, false, timeout).thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long append(JsonValue body, String producer, long pseq, Duration timeout) {
+        return DefaultHyphaClient.await(appendAsync(body, producer, pseq, timeout));
+    }
+
+    @Override
+    public CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq) {
+        return appendAsync(body, producer, pseq, client.defaultTimeout());
+    }
+
+    private CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout) {
+        Names.check("producer", producer);
+        // idempotent: safe to send again after a reconnect
+        return client.request(target, "append", "\"body\":" + body + ",\"producer\":" + JsonText.quote(producer)
+                + ",\"pseq\":" + pseq, true, timeout).thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long appendAll(List<? extends JsonValue> bodies, Duration timeout) {
+        return DefaultHyphaClient.await(appendAllAsync(bodies, timeout));
+    }
+
+    @Override
+    public CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies) {
+        return appendAllAsync(bodies, client.defaultTimeout());
+    }
+
+    private CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
+        StringBuilder b = new StringBuilder("\"bodies\":[");
+        for (int i = 0; i < bodies.size(); i++) {
+            b.append(i == 0 ? "" : ",").append(bodies.get(i));
+        }
+        b.append(']');
+        return client.request(target, "append_all", b.toString(), false, timeout).thenApply(LogHandle::seq);
+    }
+
+    private static long seq(JsonValue ok) {
+        return ((JsonNumber) ok.asJsonObject().get("seq")).longValue();
+    }
+
+    @Override
+    public LogPage read(long fromSeq, int limit, Duration timeout) {
+        return page(DefaultHyphaClient.await(client.request(target, "read",
+                "\"from\":" + fromSeq + ",\"limit\":" + limit, true, timeout)), "next");
+    }
+
+    @Override
+    public LogPage readBackward(long beforeSeq, int limit, Duration timeout) {
+        return page(DefaultHyphaClient.await(client.request(target, "read",
+                "\"before\":" + beforeSeq + ",\"limit\":" + limit, true, timeout)), "before");
+    }
+
+    private static LogPage page(JsonValue ok, String cursor) {
+        JsonObject o = ok.asJsonObject();
+        List<LogRecord> entries = new ArrayList<>();
+        for (JsonValue e : o.getJsonArray("entries")) {
+            entries.add(record(e.asJsonObject()));
+        }
+        OptionalLong next = o.get(cursor) instanceof JsonNumber n ? OptionalLong.of(n.longValue()) : OptionalLong.empty();
+        return new LogPage(entries, o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(), next);
+    }
+
+    static LogRecord record(JsonObject e) {
+        return new LogRecord(e.getJsonNumber("seq").longValue(), e.getJsonNumber("ts").longValue(), e.get("body"));
+    }
+
+    @Override
+    public LogInfo info(Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request(target, "info", "", true, timeout)).asJsonObject();
+        return new LogInfo(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
+                o.getJsonNumber("entries").longValue(), o.getJsonNumber("bytes").longValue());
+    }
+
+    @Override
+    public Subscription subscribe(long sinceSeq, Consumer<LogRecord> listener) {
+        LogSub s = new LogSub(sinceSeq, listener);
+        s.start();
+        return s;
+    }
+
+    @Override
+    public LogStream stream(long sinceSeq) {
+        Stream s = new Stream(sinceSeq);
+        s.start();
+        return s;
+    }
+
+    @Override
+    public long truncate(long beforeSeq, Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request(target, "truncate", "\"before\":" + beforeSeq, true,
+                timeout)).asJsonObject();
+        return o.getJsonNumber("first").longValue();
+    }
+
+    @Override
+    public void retention(long maxEntries, Duration maxAge, Duration timeout) {
+        DefaultHyphaClient.await(client.request(target, "configure", "\"retention\":{\"max_entries\":" + maxEntries
+                + ",\"max_age_seconds\":" + maxAge.toSeconds() + "}", true, timeout));
+    }
+
+    @Override
+    public boolean delete(Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request(target, "delete", "", false, timeout)).asJsonObject();
+        return o.getBoolean("deleted");
+    }
+
+    /**
+     * A Log subscription: remembers the last sequence received so a reconnect resumes right after
+     * it, drops anything at or before it (no duplicate), and grants credit back in halves as the
+     * listener consumes.
+     */
+    class LogSub extends SubscriptionBase {
+        private final Consumer<LogRecord> listener;
+        private final int credit;
+        private volatile long lastReceived;
+        private int consumed;
+
+        LogSub(long since, Consumer<LogRecord> listener) {
+            super(LogHandle.this.client, LogHandle.this.target);
+            this.lastReceived = since;
+            this.listener = listener;
+            this.credit = client.options().logCredit();
+        }
+
+        @Override
+        CompletableFuture<JsonValue> subscribe() {
+            consumed = 0;
+            return client.request(target, "subscribe", "\"since\":" + lastReceived + ",\"credit\":" + credit, false,
+                    client.defaultTimeout(), this::bindFrom);
+        }
+
+        @Override
+        void onEvent(JsonObject f) {
+            if (f.get("seq") instanceof JsonNumber n) {
+                long seq = n.longValue();
+                if (seq <= lastReceived) {
+                    return;
+                }
+                lastReceived = seq;
+                LogRecord r = record(f);
+                deliver(() -> {
+                    listener.accept(r);
+                    grant();
+                });
+            } else if (f.get("truncated") instanceof JsonObject t) {
+                long to = t.getJsonNumber("to").longValue();
+                if (to > lastReceived) {
+                    lastReceived = to;
+                }
+            } else if (f.containsKey("deleted")) {
+                // the Log was deleted: follow the name into its next life, from its start
+                lastReceived = 0;
+                restore();
+            } else if (f.containsKey("closed")) {
+                restore();
+            }
+        }
+
+        private void grant() {
+            consumed++;
+            if (consumed >= Math.max(1, credit / 2)) {
+                long id = serverId;
+                int n = consumed;
+                consumed = 0;
+                if (id >= 0) {
+                    client.request(null, "credit", "\"sub\":" + id + ",\"n\":" + n, false, client.defaultTimeout())
+                            .exceptionally(e -> null);
+                }
+            }
+        }
+    }
+
+    /** A subscription read as a blocking iterator; bounded by the credit, so a slow reader paces the server. */
+    final class Stream extends LogSub implements LogStream {
+        private final LinkedBlockingQueue<LogRecord> queue;
+
+        Stream(long since) {
+            this(since, new LinkedBlockingQueue<>(Math.max(2, LogHandle.this.client.options().logCredit())));
+        }
+
+        private Stream(long since, LinkedBlockingQueue<LogRecord> q) {
+            super(since, r -> {
+                try {
+                    q.put(r);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            this.queue = q;
+        }
+
+        @Override
+        public boolean hasNext() {
+            return !closed || !queue.isEmpty();
+        }
+
+        @Override
+        public LogRecord next() {
+            while (true) {
+                LogRecord r = poll(Duration.ofSeconds(1));
+                if (r != null) {
+                    return r;
+                }
+                if (closed && queue.isEmpty()) {
+                    throw new NoSuchElementException("stream closed");
+                }
+            }
+        }
+
+        @Override
+        public LogRecord poll(Duration timeout) {
+            try {
+                return queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
+            }
+        }
+    }
+}

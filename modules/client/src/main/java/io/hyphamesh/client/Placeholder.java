@@ -1,1 +1,0 @@
-package io.hyphamesh.client; public final class Placeholder {}

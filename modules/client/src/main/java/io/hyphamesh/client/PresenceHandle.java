@@ -1,0 +1,131 @@
+package io.hyphamesh.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
+
+/** Presence of the client's workspace: set once, kept alive by heartbeats, set again after reconnects. */
+final class PresenceHandle implements Presence {
+    private final DefaultHyphaClient client;
+    private volatile JsonValue meta;
+    private ScheduledFuture<?> heartbeat;
+
+    PresenceHandle(DefaultHyphaClient client) {
+        this.client = client;
+    }
+
+    @Override
+    public PresenceMember set(JsonValue meta, Duration timeout) {
+        JsonValue ok = DefaultHyphaClient.await(client.request("ws", "presence.set", "\"meta\":" + meta, true, timeout));
+        this.meta = meta;
+        startHeartbeat();
+        return member(ok.asJsonObject());
+    }
+
+    private synchronized void startHeartbeat() {
+        if (heartbeat != null) {
+            return;
+        }
+        long every = Math.max(100, client.heartbeatMillis());
+        heartbeat = client.timers().scheduleAtFixedRate(this::beat, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    synchronized void stopHeartbeat() {
+        if (heartbeat != null) {
+            heartbeat.cancel(false);
+            heartbeat = null;
+        }
+    }
+
+    private void beat() {
+        if (meta == null || client.state() == ConnectionState.RECONNECTING) {
+            return;
+        }
+        client.request("ws", "presence.heartbeat", "", false, Duration.ofSeconds(10)).whenComplete((v, e) -> {
+            if (e != null && DefaultHyphaClient.unwrap(e).code() == ErrorCode.NOT_FOUND && meta != null) {
+                // the server forgot us (swept while we were away): register again
+                client.request("ws", "presence.set", "\"meta\":" + meta, true, Duration.ofSeconds(10));
+            }
+        });
+    }
+
+    /** After a reconnect: set presence again. */
+    void restore() {
+        JsonValue m = meta;
+        if (m != null) {
+            client.request("ws", "presence.set", "\"meta\":" + m, true, client.defaultTimeout());
+        }
+    }
+
+    @Override
+    public void leave(Duration timeout) {
+        meta = null;
+        stopHeartbeat();
+        DefaultHyphaClient.await(client.request("ws", "presence.leave", "", true, timeout));
+    }
+
+    @Override
+    public List<PresenceMember> list(Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request("ws", "presence.list", "", true, timeout)).asJsonObject();
+        return members(o);
+    }
+
+    private static List<PresenceMember> members(JsonObject o) {
+        List<PresenceMember> out = new ArrayList<>();
+        for (JsonValue m : o.getJsonArray("members")) {
+            out.add(member(m.asJsonObject()));
+        }
+        return out;
+    }
+
+    static PresenceMember member(JsonObject m) {
+        return new PresenceMember(m.getString("client"), m.getString("state"), m.getOrDefault("meta", JsonValue.NULL),
+                m.getJsonNumber("since").longValue(), m.getJsonNumber("last_heartbeat").longValue());
+    }
+
+    @Override
+    public Subscription subscribe(Consumer<PresenceEvent> listener) {
+        PresenceSub s = new PresenceSub(listener);
+        s.start();
+        return s;
+    }
+
+    /** Current members as {@code join} events, then every change. */
+    private final class PresenceSub extends SubscriptionBase {
+        private final Consumer<PresenceEvent> listener;
+
+        PresenceSub(Consumer<PresenceEvent> listener) {
+            super(PresenceHandle.this.client, "ws");
+            this.listener = listener;
+        }
+
+        @Override
+        CompletableFuture<JsonValue> subscribe() {
+            return client.request("ws", "presence.subscribe", "", false, client.defaultTimeout(), ok -> {
+                bindFrom(ok);
+                for (PresenceMember m : members(ok.asJsonObject())) {
+                    PresenceEvent e = new PresenceEvent("join", m);
+                    deliver(() -> listener.accept(e));
+                }
+            });
+        }
+
+        @Override
+        void onEvent(JsonObject f) {
+            if (!(f.get("member") instanceof JsonObject m)) {
+                throw new HyphaException(ErrorCode.BAD_REQUEST, "presence event without member");
+            }
+            PresenceEvent e = new PresenceEvent(f.getString("type"), member(m));
+            deliver(() -> listener.accept(e));
+        }
+    }
+}

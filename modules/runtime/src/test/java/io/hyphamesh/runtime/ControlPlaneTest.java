@@ -1,0 +1,173 @@
+package io.hyphamesh.runtime;
+
+import java.time.Duration;
+
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ControlPlaneTest {
+    private static TestServer server;
+
+    @BeforeAll
+    static void start() {
+        server = TestServer.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    @Test
+    void createListGetAndConflict() {
+        String ws = server.newWorkspace();
+        TestServer.Response again = server.post("/v1/workspaces", TestServer.ROOT, "{\"name\":\"" + ws + "\"}");
+        assertEquals(409, again.status());
+        assertEquals("conflict", again.code());
+        TestServer.Response list = server.get("/v1/workspaces", TestServer.ROOT);
+        assertEquals(200, list.status());
+        assertTrue(list.body().contains("\"" + ws + "\""), list.body());
+        TestServer.Response one = server.get("/v1/workspaces/" + ws, TestServer.ROOT);
+        assertEquals(ws, one.json().getString("name"));
+        assertEquals(404, server.get("/v1/workspaces/nope-" + ws, TestServer.ROOT).status());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"name\":\"\"}", "{\"name\":\"a/b\"}", "{\"name\":\"..\"}", "{\"name\":\"a..b\"}",
+            "{\"name\":\"a\\u0001b\"}", "{\"name\":\"has space\"}", "{\"name\":7}", "{\"nme\":\"x\"}",
+            "{\"name\":\"x\",\"extra\":1}", "not json", "[1,2]", "{\"name\":\"x\"", "",
+            "{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"})
+    void badWorkspaceRequestsAre400AndChangeNothing(String body) {
+        String before = server.get("/v1/workspaces", TestServer.ROOT).body();
+        TestServer.Response r = server.post("/v1/workspaces", TestServer.ROOT, body);
+        assertEquals(400, r.status(), r.body());
+        assertEquals("bad_request", r.code());
+        assertEquals(before, server.get("/v1/workspaces", TestServer.ROOT).body());
+    }
+
+    @Test
+    void oversizeBodyIs413() {
+        String big = "{\"name\":\"" + "x".repeat(70_000) + "\"}";
+        TestServer.Response r = server.post("/v1/workspaces", TestServer.ROOT, big);
+        assertEquals(413, r.status(), r.body());
+        assertEquals("too_large", r.code());
+    }
+
+    @Test
+    void missingTamperedExpiredAndForeignTokensAreRefused() {
+        String ws = server.newWorkspace();
+        String other = server.newWorkspace();
+        assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", null).status());
+        assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", "garbage").status());
+        String token = server.token(ws, "read", "c1");
+        assertEquals(200, server.get("/v1/workspaces/" + ws + "/objects", token).status());
+        char last = token.charAt(token.length() - 1);
+        String tampered = token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A');
+        TestServer.Response t = server.get("/v1/workspaces/" + ws + "/objects", tampered);
+        assertEquals(401, t.status(), t.body());
+        // a payload edited to claim admin keeps the old signature: refused
+        String[] parts = token.split("\\.");
+        String payload = new String(java.util.Base64.getUrlDecoder().decode(parts[1]));
+        String forged = parts[0] + "." + java.util.Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(payload.replace("\"read\"", "\"admin\"").getBytes()) + "." + parts[2];
+        assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", forged).status());
+        TestServer.Response foreign = server.get("/v1/workspaces/" + other + "/objects", token);
+        assertEquals(403, foreign.status());
+        assertEquals("forbidden", foreign.code());
+
+        TestServer.Response shortLived = server.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read\",\"ttl_seconds\":1,\"client_id\":\"c2\"}");
+        String expiring = shortLived.json().getString("token");
+        Awaitility.await("token expires").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200))
+                .until(() -> server.get("/v1/workspaces/" + ws + "/objects", expiring).status() == 401);
+        assertTrue(server.get("/v1/workspaces/" + ws + "/objects", expiring).body().contains("expired"));
+    }
+
+    @Test
+    void tokensCannotMintAboveTheirTierOrForAnotherWorkspace() {
+        String ws = server.newWorkspace();
+        String other = server.newWorkspace();
+        String admin = server.token(ws, "admin", "boss");
+        String rw = server.token(ws, "read_write", "writer");
+        TestServer.Response ok = server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"read\",\"ttl_seconds\":60,\"client_id\":\"r\"}");
+        assertEquals(201, ok.status(), ok.body());
+        assertEquals(403, server.post("/v1/workspaces/" + ws + "/tokens", rw,
+                "{\"permission\":\"read\",\"ttl_seconds\":60}").status());
+        assertEquals(403, server.post("/v1/workspaces/" + other + "/tokens", admin,
+                "{\"permission\":\"read\",\"ttl_seconds\":60}").status());
+        assertEquals(403, server.post("/v1/workspaces", admin, "{\"name\":\"nope\"}").status());
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"superuser\"}").status());
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"read\",\"ttl_seconds\":-5}").status());
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"read\",\"ttl_seconds\":\"soon\"}").status());
+    }
+
+    @Test
+    void revokedTokenStopsWorkingAtOnceAndAfterRestart() {
+        try (TestServer own = TestServer.start()) {
+            String ws = own.newWorkspace();
+            TestServer.Response minted = own.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                    "{\"permission\":\"read_write\",\"ttl_seconds\":600,\"client_id\":\"c\"}");
+            String token = minted.json().getString("token");
+            String id = minted.json().getString("id");
+            String keep = own.token(ws, "read", "k");
+            assertEquals(200, own.get("/v1/workspaces/" + ws + "/objects", token).status());
+            assertEquals(204, own.delete("/v1/workspaces/" + ws + "/tokens/" + id, TestServer.ROOT).status());
+            TestServer.Response after = own.get("/v1/workspaces/" + ws + "/objects", token);
+            assertEquals(401, after.status());
+            assertTrue(after.body().contains("revoked"), after.body());
+            assertEquals(404, own.delete("/v1/workspaces/" + ws + "/tokens/t_unknown", TestServer.ROOT).status());
+
+            own.restart();
+            assertEquals(401, own.get("/v1/workspaces/" + ws + "/objects", token).status(), "revocation persisted");
+            assertEquals(200, own.get("/v1/workspaces/" + ws + "/objects", keep).status(), "other tokens still valid");
+            assertEquals(200, own.get("/v1/workspaces/" + ws, TestServer.ROOT).status(), "workspace persisted");
+            String tokens = own.get("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT).body();
+            assertTrue(tokens.contains(id) && tokens.contains("revoked_at"), tokens);
+        }
+    }
+
+    @Test
+    void deletingAWorkspaceRemovesItsObjectsAndTokens() throws Exception {
+        String ws = server.newWorkspace();
+        String token = server.token(ws, "admin", "c");
+        try (var c = server.client(ws, "read_write", "c1")) {
+            c.log("events").append(jakarta.json.Json.createValue(1), Duration.ofSeconds(10));
+            c.doc("state").put(jakarta.json.Json.createValue("x"), Duration.ofSeconds(10));
+        }
+        String objects = server.get("/v1/workspaces/" + ws + "/objects", token).body();
+        assertTrue(objects.contains("\"events\"") && objects.contains("\"state\""), objects);
+        assertEquals(204, server.delete("/v1/workspaces/" + ws, token).status());
+        assertEquals(404, server.get("/v1/workspaces/" + ws, TestServer.ROOT).status());
+        assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", token).status());
+        assertTrue(server.server().storage().listObjects(ws).isEmpty(), "stored objects purged");
+        // the name can be used again, empty
+        assertEquals(201, server.post("/v1/workspaces", TestServer.ROOT, "{\"name\":\"" + ws + "\"}").status());
+        assertFalse(server.get("/v1/workspaces/" + ws + "/objects", TestServer.ROOT).body().contains("events"));
+    }
+
+    @Test
+    void healthAndMetrics() {
+        TestServer.Response h = server.get("/observe/health", null);
+        assertEquals(200, h.status());
+        assertEquals("UP", h.json().getString("status"));
+        String m = server.get("/observe/metrics", null).body();
+        for (String name : new String[] {"hypha_rpc_calls_total", "hypha_log_appends_total", "hypha_log_reads_total",
+                "hypha_doc_ops_total", "hypha_ws_connects_total", "hypha_presence_registers_total",
+                "hypha_artifact_puts_total", "hypha_artifact_gets_total", "hypha_objects_cold_wakes",
+                "hypha_objects_live", "hypha_objects_hibernated"}) {
+            assertTrue(m.contains(name), "metrics lack " + name);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.hyphamesh.runtime;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+import io.hyphamesh.client.ClientOptions;
+import io.hyphamesh.client.HyphaClient;
+import io.hyphamesh.runtime.config.HyphaConfig;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+
+/**
+ * The real server on a random port with a real Derby in a temporary directory, plus small HTTP
+ * helpers for tests. Each test that needs a clean slate starts its own.
+ */
+public final class TestServer implements AutoCloseable {
+    public static final String ROOT = "root-" + UUID.randomUUID();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final Path dataDir;
+    private final Map<String, String> overrides;
+    private HyphaServer server;
+    private int port;
+
+    private TestServer(Path dataDir, Map<String, String> overrides) {
+        this.dataDir = dataDir;
+        this.overrides = overrides;
+    }
+
+    public static TestServer start() {
+        return start(Map.of());
+    }
+
+    public static TestServer start(Map<String, String> overrides) {
+        try {
+            TestServer t = new TestServer(Files.createTempDirectory("hypha-test"), overrides);
+            t.boot(0);
+            return t;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void boot(int p) {
+        HyphaConfig.Builder b = HyphaConfig.builder()
+                .set("port", Integer.toString(p))
+                .set("data-dir", dataDir.toString())
+                .set("root-token", ROOT)
+                .set("storage.shards", "2")
+                .set("objects.idle-timeout", "60s");
+        overrides.forEach(b::set);
+        server = HyphaServer.start(b.build());
+        port = server.port();
+    }
+
+    /** Stops and starts again on the same port and data directory. */
+    public void restart() {
+        server.close();
+        boot(port);
+    }
+
+    public void stop() {
+        server.close();
+    }
+
+    public HyphaServer server() {
+        return server;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public URI base() {
+        return URI.create("http://127.0.0.1:" + port);
+    }
+
+    public URI workspaceUri(String ws) {
+        return base().resolve("/v1/workspaces/" + ws);
+    }
+
+    /** A fresh workspace with a random name. */
+    public String newWorkspace() {
+        String ws = "w" + UUID.randomUUID().toString().substring(0, 8);
+        Response r = post("/v1/workspaces", ROOT, "{\"name\":\"" + ws + "\"}");
+        if (r.status() != 201) {
+            throw new IllegalStateException("workspace not created: " + r);
+        }
+        return ws;
+    }
+
+    /** Mints a token with the root token. */
+    public String token(String ws, String permission, String clientId) {
+        Response r = post("/v1/workspaces/" + ws + "/tokens", ROOT,
+                "{\"permission\":\"" + permission + "\",\"ttl_seconds\":3600,\"client_id\":\"" + clientId + "\"}");
+        if (r.status() != 201) {
+            throw new IllegalStateException("token not minted: " + r);
+        }
+        return r.json().getString("token");
+    }
+
+    public HyphaClient client(String ws, String permission, String clientId) {
+        return HyphaClient.connect(workspaceUri(ws), token(ws, permission, clientId),
+                ClientOptions.builder().requestTimeout(Duration.ofSeconds(20)).build());
+    }
+
+    public HyphaClient client(String ws, String permission, String clientId, ClientOptions options) {
+        return HyphaClient.connect(workspaceUri(ws), token(ws, permission, clientId), options);
+    }
+
+    /**
+     * An HTTP answer.
+     *
+     * @param status status code
+     * @param body   body text
+     */
+    public record Response(int status, String body) {
+        public JsonObject json() {
+            return Json.createReader(new java.io.StringReader(body)).readObject();
+        }
+
+        public String code() {
+            return json().getString("code");
+        }
+    }
+
+    public Response get(String path, String token) {
+        return send(HttpRequest.newBuilder(base().resolve(path)).GET(), token);
+    }
+
+    public Response delete(String path, String token) {
+        return send(HttpRequest.newBuilder(base().resolve(path)).DELETE(), token);
+    }
+
+    public Response post(String path, String token, String body) {
+        return send(HttpRequest.newBuilder(base().resolve(path)).POST(HttpRequest.BodyPublishers.ofString(body))
+                .header("Content-Type", "application/json"), token);
+    }
+
+    public Response send(HttpRequest.Builder b, String token) {
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        try {
+            HttpResponse<String> r = HTTP.send(b.timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new Response(r.statusCode(), r.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}
