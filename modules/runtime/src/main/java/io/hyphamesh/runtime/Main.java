@@ -30,7 +30,10 @@ public final class Main {
         HyphaServer server = HyphaServer.start(config);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr
+            System.err.println(java.time.Instant.now() + " hypha-mesh: shutting down");
             server.close();
+            System.err.println(java.time.Instant.now() + " hypha-mesh: stopped (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();

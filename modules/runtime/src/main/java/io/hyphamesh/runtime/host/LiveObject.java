@@ -153,7 +153,10 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     private void handle(Object m) {
-        lastActivityNanos = System.nanoTime();
+        if (!(m instanceof EvictIfIdle)) {
+            // the reaper's own question is not activity
+            lastActivityNanos = System.nanoTime();
+        }
         try {
             switch (m) {
                 case Request r -> handleRequest(r);

@@ -1,0 +1,96 @@
+package io.hyphamesh.runtime;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.awaitility.Awaitility;
+
+/**
+ * The server as a child JVM ({@code io.hyphamesh.runtime.Main}) on a fixed port and data
+ * directory, for tests that kill it: {@code kill -9} ({@link #kill()}) or SIGTERM ({@link #terminate()}).
+ */
+final class ChildServer implements AutoCloseable {
+    private final Path dataDir;
+    private final int port;
+    private final Path log;
+    private Process process;
+
+    ChildServer(Path dataDir) {
+        this.dataDir = dataDir;
+        this.port = freePort();
+        this.log = dataDir.resolve("server.log");
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    int port() {
+        return port;
+    }
+
+    Path log() {
+        return log;
+    }
+
+    /** Starts the child and waits until it answers health checks. */
+    void start() {
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+                Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
+                "--storage.shards=2"));
+        try {
+            process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        Awaitility.await("child server up").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .ignoreExceptions()
+                .until(() -> {
+                    if (!process.isAlive()) {
+                        throw new AssertionError("child server exited: " + Files.readString(log));
+                    }
+                    return http.send(java.net.http.HttpRequest.newBuilder(
+                                    java.net.URI.create("http://127.0.0.1:" + port + "/observe/health")).build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+                });
+    }
+
+    /** SIGKILL: no shutdown hook runs. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new AssertionError("child did not die");
+        }
+    }
+
+    /** SIGTERM: the graceful shutdown runs; returns the exit code. */
+    int terminate() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("child did not stop within 60 s of SIGTERM");
+        }
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+}
