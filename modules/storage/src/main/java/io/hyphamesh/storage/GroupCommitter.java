@@ -6,7 +6,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +25,11 @@ import io.hyphamesh.api.HyphaException;
  *   <li>drop those whose owner is broken (they fail with {@code unavailable});</li>
  *   <li>apply the rest in submission order in one transaction, batching statements of a kind;</li>
  *   <li>commit once;</li>
- *   <li>only then complete every waiter, in submission order; on any failure roll back, tell each
- *       owner in the batch ({@link WriteOwner#commitFailed}) and fail every waiter.</li>
+ *   <li>only then complete every waiter, in submission order.</li>
  * </ol>
+ * When that commit fails it is rolled back and its submissions are retried one by one, each in a
+ * transaction of its own, so one bad write cannot fail the others; a submission that fails alone
+ * fails its waiter, leaves nothing behind, and breaks its owner ({@link WriteOwner#commitFailed}).
  * One platform thread owns the write connection; {@link #submit} is safe from any thread. Waiters'
  * callbacks run on the committer thread, so they must be short and never block.
  */
@@ -131,8 +132,7 @@ final class GroupCommitter {
         List<Submission> live = new ArrayList<>(batch.size());
         for (Submission s : batch) {
             if (s.owner.broken()) {
-                s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
-                        "object is reloading after a failed commit; retry"));
+                s.done.completeExceptionally(brokenOwner());
             } else {
                 live.add(s);
             }
@@ -140,17 +140,48 @@ final class GroupCommitter {
         if (live.isEmpty()) {
             return;
         }
-        int count = 0;
+        Throwable failure = tryCommit(live);
+        if (failure == null) {
+            completeAll(live);
+            return;
+        }
+        if (live.size() == 1) {
+            fail(live.get(0), failure);
+            return;
+        }
+        // one bad submission must not fail the others: retry each on its own, in order; an owner
+        // whose submission failed is broken, so its later submissions fail without being tried
+        LOG.log(Level.WARNING, "group commit of " + live.size() + " submissions failed; retrying one by one", failure);
+        for (Submission s : live) {
+            if (s.owner.broken()) {
+                s.done.completeExceptionally(brokenOwner());
+                continue;
+            }
+            Throwable alone = tryCommit(List.of(s));
+            if (alone == null) {
+                completeAll(List.of(s));
+            } else {
+                fail(s, alone);
+            }
+        }
+    }
+
+    private static HyphaException brokenOwner() {
+        return new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry");
+    }
+
+    /** Applies and commits the submissions in one transaction; the failure, rolled back, or null. */
+    private Throwable tryCommit(List<Submission> subs) {
         try {
             Applier applier = new Applier();
-            for (Submission s : live) {
+            for (Submission s : subs) {
                 for (Write w : s.writes) {
                     applier.apply(w);
-                    count++;
                 }
             }
             applier.finish();
             conn.commit();
+            return null;
         } catch (Throwable t) {
             failures++;
             try {
@@ -161,34 +192,36 @@ final class GroupCommitter {
             } catch (SQLException re) {
                 t.addSuppressed(re);
             }
-            LOG.log(Level.WARNING, "commit of " + live.size() + " submissions failed", t);
-            Map<WriteOwner, Boolean> owners = new IdentityHashMap<>();
-            for (Submission s : live) {
-                if (owners.put(s.owner, Boolean.TRUE) == null) {
-                    try {
-                        s.owner.commitFailed(t);
-                    } catch (RuntimeException e) {
-                        LOG.log(Level.WARNING, "owner failed to handle a commit failure", e);
-                    }
-                }
-            }
-            HyphaException failure = new HyphaException(ErrorCode.UNAVAILABLE,
-                    "commit failed; nothing of it was stored: " + t.getMessage(), t);
-            for (Submission s : live) {
-                s.done.completeExceptionally(failure);
-            }
-            return;
+            return t;
         }
+    }
+
+    private void completeAll(List<Submission> subs) {
         commits++;
-        submissions += live.size();
-        writes += count;
-        for (Submission s : live) {
+        submissions += subs.size();
+        long n = 0;
+        for (Submission s : subs) {
+            n += s.writes.size();
+        }
+        writes += n;
+        for (Submission s : subs) {
             try {
                 s.done.complete(null);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "a commit waiter's callback failed", e);
             }
         }
+    }
+
+    private void fail(Submission s, Throwable t) {
+        LOG.log(Level.WARNING, "commit failed", t);
+        try {
+            s.owner.commitFailed(t);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "owner failed to handle a commit failure", e);
+        }
+        s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
+                "commit failed; nothing of it was stored: " + t.getMessage(), t));
     }
 
     void close() {
