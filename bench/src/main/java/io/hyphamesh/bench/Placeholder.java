@@ -1,1 +1,0 @@
-package io.hyphamesh.bench; public final class Placeholder {}

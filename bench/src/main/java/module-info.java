@@ -1,0 +1,8 @@
+/** Benchmark harness and peer drivers; a program, exports nothing. */
+module io.hyphamesh.bench {
+    requires io.hyphamesh.api;
+    requires io.hyphamesh.storage;
+    requires io.hyphamesh.client;
+    requires HdrHistogram;
+    requires java.sql;
+}
