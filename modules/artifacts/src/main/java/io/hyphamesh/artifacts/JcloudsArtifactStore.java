@@ -226,13 +226,18 @@ final class JcloudsArtifactStore implements ArtifactStore {
             }
             return infoAfterWrite(p, key, checked.count(), etag, contentType);
         } catch (RuntimeException e) {
-            HyphaException h = Failures.map(e, "put '" + Names.printable(p) + "'");
-            if (h.code() == ErrorCode.UNAVAILABLE && clashesWithAFolder(key)) {
-                throw new HyphaException(ErrorCode.CONFLICT, "artifact '" + Names.printable(p)
-                        + "' clashes with a folder or a blob on its path (the filesystem provider cannot hold both)", e);
-            }
-            throw h;
+            throw writeFailure(e, "put", p, key);
         }
+    }
+
+    /** The coded error of a failed write, telling a filesystem path/folder clash from an I/O fault. */
+    private HyphaException writeFailure(RuntimeException e, String what, String path, String key) {
+        HyphaException h = Failures.map(e, what + " '" + Names.printable(path) + "'");
+        if (h.code() == ErrorCode.UNAVAILABLE && clashesWithAFolder(key)) {
+            return new HyphaException(ErrorCode.CONFLICT, "artifact '" + Names.printable(path)
+                    + "' clashes with a folder or a blob on its path (the filesystem provider cannot hold both)", e);
+        }
+        return h;
     }
 
     /**
@@ -643,7 +648,7 @@ final class JcloudsArtifactStore implements ArtifactStore {
             try {
                 etag = blobs.completeMultipartUpload(mpu, ordered);
             } catch (RuntimeException e) {
-                throw Failures.map(e, what);
+                throw writeFailure(e, "complete upload " + uploadId + " to", info.path(), key(workspace, info.path()));
             }
             forget(record);
             return infoAfterWrite(info.path(), key(workspace, info.path()), info.size(), etag, info.contentType());

@@ -60,6 +60,18 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
     }
 
     @Test
+    void aWriteInProgressIsNotListed() throws IOException {
+        String ws = ws();
+        store.put(ws, "done.bin", new ByteArrayInputStream(new byte[2]), 2, "text/plain");
+        // what jclouds writes before its atomic move: "<key>-<uuid>" without the xattrs of a finished blob
+        Path dir = root.resolve("shared/blobs/artifacts").resolve(ws);
+        Files.write(dir.resolve("busy.bin-" + java.util.UUID.randomUUID()), new byte[5]);
+        assertEquals(List.of("done.bin"), store.list(ws, "", Optional.empty(), 10).blobs().stream().map(BlobInfo::path).toList());
+        assertEquals(2, store.deleteWorkspace(ws), "deleting the workspace takes the stray file too");
+        assertTrue(Files.notExists(dir) || Files.list(dir).findAny().isEmpty());
+    }
+
+    @Test
     void aPathAndAFolderOfTheSameNameConflict() {
         String ws = ws();
         store.put(ws, "a", new ByteArrayInputStream(new byte[1]), 1, "text/plain");
@@ -69,5 +81,11 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
         assertTrue(store.head(ws, "x").isEmpty(), "a folder is not a blob");
         assertCode(ErrorCode.NOT_FOUND, () -> store.get(ws, "x", Optional.empty()));
         assertEquals(2, store.list(ws, "", Optional.empty(), 10).blobs().size());
+
+        Upload up = store.initiate(ws, "a/c", 10, 5 * MIB, "text/plain");
+        List<PartEtag> etags = List.of(new PartEtag(1, etagOf(putPart(up.parts().get(0), 1))));
+        assertCode(ErrorCode.CONFLICT, () -> store.complete(ws, up.id(), etags));
+        assertTrue(store.delete(ws, "a"));
+        assertEquals(10, store.complete(ws, up.id(), etags).size(), "completes once the clash is gone");
     }
 }
