@@ -1,1 +1,0 @@
-package io.hyphamesh.artifacts; public final class Placeholder {}

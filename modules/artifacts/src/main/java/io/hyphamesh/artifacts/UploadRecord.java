@@ -1,0 +1,61 @@
+package io.hyphamesh.artifacts;
+
+import java.time.Instant;
+
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
+
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+
+/**
+ * What the store keeps of an open upload, as a small JSON blob beside the blobs (so it survives a
+ * restart and is shared by every server on the same bucket). {@code providerId} is the provider's
+ * own multipart upload id, never shown to clients.
+ */
+record UploadRecord(UploadInfo info, String providerId) {
+
+    static final int VERSION = 1;
+
+    String json() {
+        return Json.createObjectBuilder()
+                .add("v", VERSION)
+                .add("id", info.id())
+                .add("workspace", info.workspace())
+                .add("path", info.path())
+                .add("size", info.size())
+                .add("partSize", info.partSize())
+                .add("contentType", info.contentType())
+                .add("created", info.created().toString())
+                .add("expiresAt", info.expiresAt().toString())
+                .add("providerId", providerId)
+                .build().toString();
+    }
+
+    static UploadRecord parse(String json) {
+        JsonObject o = JsonText.parseObject(json);
+        long v = JsonText.longValue(o, "v");
+        if (v != VERSION) {
+            throw HyphaException.badRequest("upload record version " + v + " is not " + VERSION);
+        }
+        long size = JsonText.longValue(o, "size");
+        long partSize = JsonText.longValue(o, "partSize");
+        UploadInfo info = new UploadInfo(
+                JsonText.string(o, "id"),
+                JsonText.string(o, "workspace"),
+                JsonText.string(o, "path"),
+                size,
+                partSize,
+                partCount(size, partSize),
+                JsonText.string(o, "contentType"),
+                Instant.parse(JsonText.string(o, "created")),
+                Instant.parse(JsonText.string(o, "expiresAt")));
+        return new UploadRecord(info, JsonText.string(o, "providerId"));
+    }
+
+    /** How many parts an object of {@code size} bytes has in parts of {@code partSize}; an empty object has one. */
+    static int partCount(long size, long partSize) {
+        long n = size == 0 ? 1 : (size + partSize - 1) / partSize;
+        return n > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) n;
+    }
+}
