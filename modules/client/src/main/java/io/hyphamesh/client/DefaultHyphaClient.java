@@ -177,10 +177,6 @@ final class DefaultHyphaClient implements HyphaClient {
                 .whenComplete((ws, e) -> {
                     if (e != null) {
                         hello.completeExceptionally(handshakeError(e));
-                    } else {
-                        listener.attach(ws);
-                        socket = ws;
-                        pump();
                     }
                 });
         return hello;
@@ -285,18 +281,58 @@ final class DefaultHyphaClient implements HyphaClient {
     /** After a reconnect: services, presence, subscriptions, then requests that may be sent again. */
     private void restore() {
         for (Registration r : services.values()) {
-            r.sendRegister();
+            restoreStep("service " + r.service(), () -> services.get(r.service()) == r ? r.sendRegister() : null);
         }
-        presence.restore();
+        restoreStep("presence", presence::restore);
         for (SubscriptionBase s : subs) {
             s.restore();
         }
         WebSocket ws = socket;
+        if (ws != null) {
+            sendUnsent(ws);
+        }
+    }
+
+    /** Sends every waiting request not yet sent on {@code ws}. */
+    private void sendUnsent(WebSocket ws) {
         for (Pending p : pending.values()) {
-            if (ws != null && p.markSent(ws)) {
+            if (p.markSent(ws)) {
                 send(p.frame());
             }
         }
+        pump();
+    }
+
+    /**
+     * Runs one restore step; a transient failure (the socket dropped again, the server was still
+     * shutting down) retries it shortly, a permanent one is logged.
+     */
+    void restoreStep(String what, java.util.function.Supplier<CompletableFuture<JsonValue>> step) {
+        CompletableFuture<JsonValue> f = step.get();
+        if (f == null) {
+            return;
+        }
+        f.whenComplete((v, e) -> {
+            if (e == null || closed) {
+                return;
+            }
+            HyphaException he = unwrap(e);
+            switch (he.code()) {
+                case FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, UNAUTHORIZED ->
+                        LOG.warning("cannot restore " + what + ": " + he.getMessage());
+                default -> {
+                    try {
+                        timers.schedule(() -> {
+                            if (!closed && socket != null) {
+                                restoreStep(what, step);
+                            }
+                        }, 500, TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+                        // closed meanwhile
+                    }
+                }
+            }
+        });
     }
 
     private void failAllPending(HyphaException e) {
@@ -451,7 +487,15 @@ final class DefaultHyphaClient implements HyphaClient {
             }
             text = b.append(']').toString();
         }
-        ws.sendText(text, true).whenComplete((w, e) -> {
+        CompletableFuture<WebSocket> sent;
+        try {
+            sent = ws.sendText(text, true);
+        } catch (RuntimeException e) {
+            sending.set(false);
+            LOG.log(Level.FINE, "send refused", e);
+            return;
+        }
+        sent.whenComplete((w, e) -> {
             sending.set(false);
             if (e != null) {
                 LOG.log(Level.FINE, "send failed", e);
@@ -469,13 +513,13 @@ final class DefaultHyphaClient implements HyphaClient {
         private final StringBuilder parts = new StringBuilder();
         private volatile WebSocket ws;
 
-        void attach(WebSocket ws) {
-            this.ws = ws;
-        }
-
         @Override
         public void onOpen(WebSocket webSocket) {
             this.ws = webSocket;
+            // the socket is usable from here: onOpen runs before the hello is read, so no request
+            // made after connect() returns can find it unset
+            socket = webSocket;
+            sendUnsent(webSocket);
             webSocket.request(1);
         }
 

@@ -58,12 +58,13 @@ final class PresenceHandle implements Presence {
         });
     }
 
-    /** After a reconnect: set presence again. */
-    void restore() {
+    /** After a reconnect: set presence again (null when there is none to set). */
+    CompletableFuture<JsonValue> restore() {
         JsonValue m = meta;
-        if (m != null) {
-            client.request("ws", "presence.set", "\"meta\":" + m, true, client.defaultTimeout());
+        if (m == null) {
+            return null;
         }
+        return client.request("ws", "presence.set", "\"meta\":" + m, true, client.defaultTimeout());
     }
 
     @Override

@@ -70,8 +70,27 @@ abstract class SubscriptionBase implements Subscription {
             client.unbind(old);
         }
         subscribe().whenComplete((v, e) -> {
-            if (e != null) {
-                LOG.log(Level.WARNING, "could not restore subscription to " + target + ": " + e.getMessage());
+            if (e == null || closed) {
+                return;
+            }
+            io.hyphamesh.api.HyphaException he = DefaultHyphaClient.unwrap(e);
+            switch (he.code()) {
+                case FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, UNAUTHORIZED ->
+                        LOG.log(Level.WARNING, "subscription to " + target + " cannot be restored: " + he.getMessage());
+                default -> {
+                    // transient (connection lost again, timeout, shutting down): try again shortly;
+                    // a reconnect in between restores it anyway
+                    LOG.log(Level.FINE, "restoring subscription to " + target + " failed: " + he.getMessage());
+                    try {
+                        client.timers().schedule(() -> {
+                            if (!closed && client.state() != ConnectionState.CLOSED) {
+                                restore();
+                            }
+                        }, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.RejectedExecutionException closedClient) {
+                        LOG.log(Level.FINE, "client closed", closedClient);
+                    }
+                }
             }
         });
     }

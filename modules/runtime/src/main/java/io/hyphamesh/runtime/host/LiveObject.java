@@ -106,7 +106,18 @@ public abstract class LiveObject implements WriteOwner {
 
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
-            ctx.executor().execute(this::drain);
+            try {
+                ctx.executor().execute(this::drain);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // the host is shutting down: answer what is queued instead of leaving it unanswered
+                scheduled.set(false);
+                Object m;
+                while ((m = mailbox.poll()) != null) {
+                    if (m instanceof Request r) {
+                        r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
+                    }
+                }
+            }
         }
     }
 

@@ -13,6 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.metrics.Metrics;
@@ -34,6 +36,7 @@ public final class ObjectHost implements AutoCloseable {
     private final LongAdder wakes = new LongAdder();
     private final LongAdder hibernations = new LongAdder();
     private final Metrics.Histogram wakeLatency;
+    private volatile boolean closed;
 
     private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
                        BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
@@ -92,6 +95,15 @@ public final class ObjectHost implements AutoCloseable {
     }
 
     private void send(ObjectId id, Object message) {
+        if (closed) {
+            HyphaException down = new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry");
+            switch (message) {
+                case Request r -> r.fail(down);
+                case LiveObject.Delete d -> d.done().completeExceptionally(down);
+                default -> { }
+            }
+            return;
+        }
         while (true) {
             LiveObject o = live.computeIfAbsent(id, k -> factory.apply(k, ctx));
             if (o.offer(message)) {
@@ -182,6 +194,7 @@ public final class ObjectHost implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         timers.shutdownNow();
         executor.shutdown();
         try {

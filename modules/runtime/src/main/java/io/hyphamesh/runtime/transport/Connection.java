@@ -56,6 +56,7 @@ final class Connection implements Session {
     private final Transport transport;
     private final WsSession ws;
     private final ArrayBlockingQueue<Object> outbound;
+    private final int eventCapacity;
     private final AtomicBoolean open = new AtomicBoolean(true);
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Calls routed to this session as a provider, by call id. */
@@ -78,7 +79,10 @@ final class Connection implements Session {
         this.workspace = workspace;
         this.transport = transport;
         this.ws = ws;
-        this.outbound = new ArrayBlockingQueue<>(queueCapacity);
+        // answers are bounded by max-in-flight and always have room; events and routed calls get
+        // queueCapacity, past which the socket is a slow consumer
+        this.eventCapacity = queueCapacity;
+        this.outbound = new ArrayBlockingQueue<>(queueCapacity + transport.maxInFlight() + 16);
         this.writer = Thread.ofVirtual().name("hypha-ws-writer-" + id).unstarted(this::writeLoop);
     }
 
@@ -118,21 +122,26 @@ final class Connection implements Session {
         inFlight.decrementAndGet();
         StringBuilder b = new StringBuilder(okJson.length() + 24);
         b.append("{\"re\":").append(requestId).append(",\"ok\":").append(okJson).append('}');
-        send(b.toString());
+        enqueue(b.toString(), outbound.size() + outbound.remainingCapacity());
     }
 
     @Override
     public void fail(long requestId, HyphaException error) {
         inFlight.decrementAndGet();
-        send("{\"re\":" + requestId + ",\"err\":" + error.toJson() + "}");
+        enqueue("{\"re\":" + requestId + ",\"err\":" + error.toJson() + "}", outbound.size() + outbound.remainingCapacity());
     }
 
     @Override
     public boolean send(String frame) {
+        return enqueue(frame, eventCapacity);
+    }
+
+    /** Queues a frame if fewer than {@code limit} are queued; a full queue marks a slow consumer. */
+    private boolean enqueue(String frame, int limit) {
         if (!open.get()) {
             return false;
         }
-        if (!outbound.offer(frame)) {
+        if (outbound.size() >= limit || !outbound.offer(frame)) {
             transport.metrics().counter("ws_slow_consumer_closes", "sockets closed as slow consumers").inc();
             close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
             return false;
@@ -325,6 +334,12 @@ final class Connection implements Session {
         if (!open.get()) {
             return;
         }
+        // Helidon 4.2 tells the listener nothing when the peer drops the TCP connection without a
+        // close frame; its socket reports it, so look
+        if (ws.socketContext() instanceof ConnectionContext cc && !cc.serverSocket().isConnected()) {
+            closed();
+            return;
+        }
         for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
             if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
                 e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
@@ -361,7 +376,7 @@ final class Connection implements Session {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            LOG.log(Level.FINE, "socket " + id + " write failed", e);
+            LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
             closed();
         }
     }
@@ -417,9 +432,10 @@ final class Connection implements Session {
     // ---------------------------------------------------------------- close
 
     /**
-     * Closes the socket with a code. With {@code hard}, the TCP socket is closed at once (a slow
-     * consumer may never read our close frame); otherwise the close frame is queued behind what
-     * is already queued.
+     * Closes the socket with a code, never blocking the caller (often an object's thread). The close
+     * frame goes through the writer behind nothing (the queue is cleared when {@code hard}, as for a
+     * slow consumer) or behind what is queued; with {@code hard} the TCP socket is also closed after
+     * a short grace, since a peer that does not read may never take the close frame.
      */
     void close(int code, String reason, boolean hard) {
         if (!open.compareAndSet(true, false)) {
@@ -427,31 +443,37 @@ final class Connection implements Session {
         }
         LOG.fine(() -> "closing socket " + id + ": " + code + " " + reason);
         if (hard) {
-            try {
-                ws.close(code, reason);
-            } catch (RuntimeException e) {
-                LOG.log(Level.FINEST, "close frame not sent", e);
-            }
-            try {
-                if (ws.socketContext() instanceof ConnectionContext cc) {
-                    cc.serverSocket().close();
-                }
-            } catch (RuntimeException e) {
-                LOG.log(Level.FINEST, "socket close failed", e);
-            }
-            writer.interrupt();
-        } else {
+            outbound.clear();
+        }
+        if (!outbound.offer(new CloseRequest(code, reason))) {
             outbound.clear();
             outbound.offer(new CloseRequest(code, reason));
         }
+        // a peer that never answers the close frame does not keep the TCP connection
+        transport.closeSocketLater(this, hard ? 1000 : 5000);
         cleanup();
     }
 
-    /** The socket is gone (closed by the peer, or failed). */
+    /** Closes the TCP socket now (after the grace of a hard close). */
+    void terminate() {
+        try {
+            if (ws.socketContext() instanceof ConnectionContext cc) {
+                cc.serverSocket().close();
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINEST, "socket close failed", e);
+        }
+        writer.interrupt();
+    }
+
+    /**
+     * The socket is gone (closed by the peer) or failed: forget it, and close the TCP connection so
+     * the peer is never left talking to a socket nobody reads.
+     */
     void closed() {
         if (open.compareAndSet(true, false)) {
             cleanup();
-            writer.interrupt();
+            terminate();
         }
     }
 

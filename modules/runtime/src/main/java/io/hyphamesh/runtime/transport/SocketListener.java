@@ -18,6 +18,7 @@ import io.hyphamesh.runtime.auth.Principal;
  * {@link Connection}. Helidon calls it from the socket's reader thread only.
  */
 final class SocketListener implements WsListener {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SocketListener.class.getName());
     private final Transport transport;
     private Principal principal;
     private String workspace;
@@ -54,14 +55,21 @@ final class SocketListener implements WsListener {
     public void onOpen(WsSession session) {
         connection = transport.open(principal, workspace, session);
         if (connection == null) {
-            session.close(WsCloseCodes.TRY_AGAIN_LATER, "too many sockets on this workspace");
+            session.close(WsCloseCodes.TRY_AGAIN_LATER, transport.closing() ? "server is shutting down"
+                    : "too many sockets on this workspace");
         }
     }
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
         if (connection != null && connection.isOpen()) {
-            connection.onText(text, last);
+            try {
+                connection.onText(text, last);
+            } catch (RuntimeException e) {
+                // a fault of ours must not take the socket down with Helidon's generic close
+                LOG.log(java.util.logging.Level.WARNING, "socket message failed", e);
+                connection.send("{\"re\":null,\"err\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
+            }
         }
     }
 

@@ -57,6 +57,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final Metrics.Counter connects;
     private final Map<String, Metrics.Histogram> opLatency = new ConcurrentHashMap<>();
     private volatile long lastPingNanos = System.nanoTime();
+    private volatile boolean closing;
 
     public Transport(ObjectHost host, ControlPlane control, HyphaConfig config, Metrics metrics) {
         this.host = host;
@@ -94,6 +95,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * why with the right status (401/403/404/429) instead of a bare 404.
      */
     public void refusedUpgrade(ServerRequest req, ServerResponse res) {
+        refuseWhenClosing();
         String ws = Names.checkWorkspace(req.path().pathParameters().get("ws"));
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
@@ -101,6 +103,16 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
+    }
+
+    private void refuseWhenClosing() {
+        if (closing) {
+            throw new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "server is shutting down; retry");
+        }
+    }
+
+    boolean closing() {
+        return closing;
     }
 
     /** Checks that {@code p} may open a socket on {@code ws}; reserves nothing. */
@@ -117,6 +129,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     /** Authenticates an upgrade; the listener remembers the principal until the socket opens. */
     Principal authenticateUpgrade(String ws, Optional<String> token) {
+        refuseWhenClosing();
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
@@ -125,6 +138,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     /** Registers an opened socket and sends its hello frame. */
     Connection open(Principal p, String ws, WsSession session) {
+        if (closing) {
+            return null;
+        }
         AtomicInteger count = perWorkspace.computeIfAbsent(ws, k -> new AtomicInteger());
         if (count.incrementAndGet() > maxSocketsPerWorkspace) {
             count.decrementAndGet();
@@ -168,6 +184,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     }
 
     void dispatch(Request r) {
+        if (closing) {
+            r.fail(new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
+            return;
+        }
         host.dispatch(r);
     }
 
@@ -179,6 +199,15 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             h = opLatency.computeIfAbsent(key, metrics::histogram);
         }
         h.recordSince(r.startNanos());
+    }
+
+    /** Closes a socket's TCP connection after {@code millis}, off the caller's thread. */
+    void closeSocketLater(Connection c, long millis) {
+        try {
+            sweeper.schedule(c::terminate, millis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            c.terminate();
+        }
     }
 
     long nextSubscriptionId() {
@@ -244,6 +273,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     /** Closes every socket with 1001 (going away); used by graceful shutdown. */
     public void closeAll() {
+        closing = true;
         for (Connection c : connections.values()) {
             c.close(Connection.CLOSE_GOING_AWAY, "server shutting down", false);
         }
