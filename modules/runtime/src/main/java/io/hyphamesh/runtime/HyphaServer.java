@@ -97,7 +97,7 @@ public final class HyphaServer implements AutoCloseable {
             Transport transport = new Transport(host, control, config, metrics);
             ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
-                    .register(new ObserveRoutes(metrics, () -> true))
+                    .register(new ObserveRoutes(metrics, artifactRoutes::ready))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                             artifactRoutes::deleteWorkspace))
                     .register(artifactRoutes)
@@ -113,18 +113,32 @@ public final class HyphaServer implements AutoCloseable {
                     .routing(routing)
                     .addRouting(transport.routing())
                     .build();
-            host.start();
-            web.start();
-            // the store signs URLs with the public URL, which defaults to the port just bound (port 0 in tests)
-            ArtifactStore artifacts;
+            // the store signs its URLs with the public URL, whose default names the port: with port 0 that
+            // is known only once bound, so the store then opens after the listener (health is DOWN until then)
+            boolean bindFirst = config.intValue("port") == 0 && config.optional("public-url").isEmpty();
+            ArtifactStore artifacts = bindFirst ? null : ArtifactWiring.open(config, dataDir, config.intValue("port"));
             ArtifactJanitor janitor;
             try {
-                artifacts = ArtifactWiring.open(config, dataDir, web.port());
+                host.start();
+                web.start();
+            } catch (RuntimeException e) {
+                if (artifacts != null) {
+                    artifacts.close();
+                }
+                throw e;
+            }
+            try {
+                if (artifacts == null) {
+                    artifacts = ArtifactWiring.open(config, dataDir, web.port());
+                }
                 janitor = ArtifactJanitor.start(artifacts);
                 artifactRoutes.attach(artifacts, janitor::uploadOpened);
             } catch (RuntimeException e) {
                 web.stop();
                 host.close();
+                if (artifacts != null) {
+                    artifacts.close();
+                }
                 throw e;
             }
             HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,

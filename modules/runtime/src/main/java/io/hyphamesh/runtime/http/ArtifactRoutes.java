@@ -115,6 +115,11 @@ public final class ArtifactRoutes implements HttpService {
         this.store = store;
     }
 
+    /** True once a store is attached (the server's health is DOWN before). */
+    public boolean ready() {
+        return store != null;
+    }
+
     /** Removes a deleted workspace's blobs and open uploads (the control plane's blob cleaner). */
     public void deleteWorkspace(String workspace) {
         ArtifactStore s = store;
