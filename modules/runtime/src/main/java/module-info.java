@@ -5,6 +5,7 @@
 module io.hyphamesh.runtime {
     requires io.hyphamesh.api;
     requires io.hyphamesh.storage;
+    requires io.hyphamesh.artifacts;
     requires io.helidon.webserver;
     requires io.helidon.webserver.websocket;
     requires io.helidon.websocket;

@@ -786,6 +786,11 @@ final class DefaultHyphaClient implements HyphaClient {
         return Duration.ofNanos(System.nanoTime() - start);
     }
 
+    @Override
+    public Artifacts artifacts() {
+        return new HttpArtifacts(this);
+    }
+
     /** The workspace URL for HTTP calls (artifacts). */
     URI workspaceUri() {
         return workspaceUri;

@@ -87,6 +87,9 @@ public interface HyphaClient extends AutoCloseable {
     /** The Doc named {@code name}. */
     Doc doc(String name);
 
+    /** The artifacts (blobs) of this workspace, over HTTP with this client's token. */
+    Artifacts artifacts();
+
     /** Round-trip to the server. */
     Duration ping(Duration timeout);
 

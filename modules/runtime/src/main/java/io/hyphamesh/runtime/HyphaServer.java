@@ -10,10 +10,14 @@ import java.util.logging.Logger;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.websocket.WsConfig;
+import io.hyphamesh.artifacts.ArtifactStore;
+import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
+import io.hyphamesh.runtime.artifacts.ArtifactWiring;
 import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.runtime.http.ArtifactRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
@@ -38,10 +42,12 @@ public final class HyphaServer implements AutoCloseable {
     private final ControlPlane control;
     private final Transport transport;
     private final WebServer web;
+    private final ArtifactStore artifacts;
+    private final ArtifactJanitor janitor;
     private volatile boolean running;
 
     private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
-                        Transport transport, WebServer web) {
+                        Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor) {
         this.config = config;
         this.storage = storage;
         this.metrics = metrics;
@@ -49,6 +55,8 @@ public final class HyphaServer implements AutoCloseable {
         this.control = control;
         this.transport = transport;
         this.web = web;
+        this.artifacts = artifacts;
+        this.janitor = janitor;
     }
 
     /** Opens storage, wires everything and starts listening. */
@@ -87,9 +95,12 @@ public final class HyphaServer implements AutoCloseable {
             ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                     config.duration("tokens.max-ttl"));
             Transport transport = new Transport(host, control, config, metrics);
+            ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
-                    .register(new ObserveRoutes(metrics, () -> true))
-                    .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"), ws -> { }))
+                    .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                    .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
+                            artifactRoutes::deleteWorkspace))
+                    .register(artifactRoutes)
                     .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
                     .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));
             WebServer web = WebServer.builder()
@@ -102,9 +113,36 @@ public final class HyphaServer implements AutoCloseable {
                     .routing(routing)
                     .addRouting(transport.routing())
                     .build();
-            host.start();
-            web.start();
-            HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web);
+            // the store signs its URLs with the public URL, whose default names the port: with port 0 that
+            // is known only once bound, so the store then opens after the listener (health is DOWN until then)
+            boolean bindFirst = config.intValue("port") == 0 && config.optional("public-url").isEmpty();
+            ArtifactStore artifacts = bindFirst ? null : ArtifactWiring.open(config, dataDir, config.intValue("port"));
+            ArtifactJanitor janitor;
+            try {
+                host.start();
+                web.start();
+            } catch (RuntimeException e) {
+                if (artifacts != null) {
+                    artifacts.close();
+                }
+                throw e;
+            }
+            try {
+                if (artifacts == null) {
+                    artifacts = ArtifactWiring.open(config, dataDir, web.port());
+                }
+                janitor = ArtifactJanitor.start(artifacts);
+                artifactRoutes.attach(artifacts, janitor::uploadOpened);
+            } catch (RuntimeException e) {
+                web.stop();
+                host.close();
+                if (artifacts != null) {
+                    artifacts.close();
+                }
+                throw e;
+            }
+            HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
+                    janitor);
             server.running = true;
             LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port()
                     + " (data: " + dataDir + ")");
@@ -140,6 +178,11 @@ public final class HyphaServer implements AutoCloseable {
         return storage;
     }
 
+    /** The blob store behind the artifact routes. */
+    public ArtifactStore artifacts() {
+        return artifacts;
+    }
+
     public HyphaConfig config() {
         return config;
     }
@@ -171,7 +214,13 @@ public final class HyphaServer implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing storage", e);
         }
+        janitor.close();
         web.stop();
+        try {
+            artifacts.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "error while closing the artifact store", e);
+        }
         LOG.info("stopped");
     }
 }

@@ -10,6 +10,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HttpException;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
@@ -99,6 +100,10 @@ public final class HttpSupport {
     public static void handleThrowable(ServerResponse res, Throwable t) {
         if (t instanceof HyphaException he) {
             error(res, he);
+        } else if (t instanceof HttpException he && he.status().code() < 500) {
+            // Helidon's own refusals (no route, malformed request): a client's mistake, not a fault
+            ErrorCode code = he.status().code() == 404 ? ErrorCode.NOT_FOUND : ErrorCode.BAD_REQUEST;
+            error(res, new HyphaException(code, he.status().code() == 404 ? "no such route" : String.valueOf(he.getMessage())));
         } else if (t instanceof IllegalArgumentException iae) {
             error(res, HyphaException.badRequest(String.valueOf(iae.getMessage())));
         } else {
