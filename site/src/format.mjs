@@ -26,6 +26,7 @@ export function ms(v) {
 /** Rates (per second, MB/s): 12,470 · 386 · 27.7 · 9.71. */
 export function rate(v) {
   if (v == null || !Number.isFinite(v)) return '—';
+  if (v === 0) return '0';
   const a = Math.abs(v);
   if (a >= 100) return fixed(v, 0);
   if (a >= 10) return fixed(v, 1);

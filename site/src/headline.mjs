@@ -87,9 +87,11 @@ export function headlineRows(run) {
       number: `${fig(p, 'throughput_per_s', p ? `${rate(p.throughput_per_s)} entries/s` : '')} replay${g && g.throughput_per_s != null ? `<div class="sub">${fig(g, 'throughput_per_s', `${rate(g.throughput_per_s)} entries/s`)} reading pages</div>` : ''}`,
       peers: peerLine(run, 'log.replay', 'nats', 'throughput_per_s', 'ordered consumer') + peerLine(run, 'log.read.page', 'redis', 'throughput_per_s', 'XRANGE'),
       marks: ['log.replay', 'log.read.page'],
-      meaning: p && p.throughput_per_s
-        ? `<b>Gap-free replay on reconnect.</b> A client that subscribes from the start catches up ${esc(rate(p.throughput_per_s))} entries/s: a 1,000,000-entry backlog in about ${esc(duration(1e6 / p.throughput_per_s))}${dropped ? `, but the run counted ${esc(int(p.errors))} errors (dropped sockets or failed reads)` : ', and the socket was never dropped'}.`
-        : '<b>Replay after a disconnect</b> — not measured in this run.',
+      meaning: !p || p.throughput_per_s == null
+        ? '<b>Replay after a disconnect</b> — not measured in this run.'
+        : p.throughput_per_s > 0
+          ? `<b>Gap-free replay on reconnect.</b> A client that subscribes from the start catches up ${esc(rate(p.throughput_per_s))} entries/s: a 1,000,000-entry backlog in about ${esc(duration(1e6 / p.throughput_per_s))}${dropped ? `, but the run counted ${esc(int(p.errors))} errors (dropped sockets or failed reads)` : p.errors === 0 ? ', and the socket was never dropped' : ''}.`
+          : `<b>Replay after a disconnect did not catch up in this run</b> (0 entries/s${dropped ? `, ${esc(int(p.errors))} errors` : ''}).`,
       errors: errorsNote([p, g]),
     });
   }
@@ -117,7 +119,7 @@ export function headlineRows(run) {
       peers: peerLine(run, 'doc.incr.contended', 'redis', 'throughput_per_s', 'INCRBY, fsync always') + peerLine(run, 'doc.incr.contended', 'nats', 'throughput_per_s', 'KV update'),
       marks: ['doc.incr.contended'],
       meaning: i
-        ? `<b>Counters and ledgers that stay exact under contention.</b> 16 writers incrementing one counter commit ${esc(rate(i.throughput_per_s))}/s${exact ? ' and the final value is exact' : i.final_exact === false ? ' <b>but the final value was wrong</b>' : ''}.${c && c.throughput_per_s != null ? ` The same counter by optimistic CAS: ${esc(rate(c.throughput_per_s))} commits/s${cr != null ? ` with ${esc(percent(cr))} of attempts conflicting` : ''} — use incr for counters.` : ''}`
+        ? `<b>${i.final_exact === false ? 'Counters under contention: the final value was NOT exact in this run.' : 'Counters and ledgers that stay exact under contention.'}</b> 16 writers incrementing one counter commit ${esc(rate(i.throughput_per_s))}/s${exact ? ' and the final value is exact' : i.final_exact === false ? ', and updates were lost or doubled' : ' (exactness not reported)'}.${c && c.throughput_per_s != null ? ` The same counter by optimistic CAS: ${esc(rate(c.throughput_per_s))} commits/s${cr != null ? ` with ${esc(percent(cr))} of attempts conflicting` : ''}${c.throughput_per_s < i.throughput_per_s ? ' — use incr for counters' : ''}.` : ''}`
         : '<b>Counters under contention</b> — not measured in this run.',
       errors: errorsNote([i, c]),
     });

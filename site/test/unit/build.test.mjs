@@ -150,3 +150,19 @@ test('text from result files is escaped, also inside the embedded data', () => {
     assert.doesNotMatch(html, /<script>alert/, f);
   }
 });
+
+test('a replay that did not catch up, a counter that ended wrong and a socket ceiling are said plainly', () => {
+  const { run } = parseRun(minimal({ scenarios: [
+    { name: 'log.replay', system: 'hypha-mesh', n: 1000000, errors: 2, throughput_per_s: 0 },
+    { name: 'doc.incr.contended', system: 'hypha-mesh', n: 800, throughput_per_s: 100, conflicts: 0, final_exact: false },
+    { name: 'ws.max', system: 'hypha-mesh', peak: 1200, failures: 17 },
+  ] }), 'odd.json');
+  const rows = Object.fromEntries(headlineRows(run).map((r) => [r.id, r]));
+  assert.match(rows.replay.meaning, /did not catch up/);
+  assert.match(rows.replay.errors, /2 errors/);
+  assert.match(rows.counter.meaning, /NOT exact/);
+  assert.doesNotMatch(rows.counter.meaning, /stay exact/);
+  assert.match(rows.sockets.meaning, /17 connections failed/);
+  assert.equal(evaluateMark(run, 'ws.max').status, 'missed');
+  assert.equal(evaluateMark(run, 'doc.incr.contended').status, 'missed');
+});
