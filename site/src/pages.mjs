@@ -153,7 +153,7 @@ function headlineTable(run) {
 <th scope="row">${esc(h.measured)}</th>
 <td class="number">${h.number}${h.errors}</td>
 <td class="peers">${h.peers || '<span class="muted">no peer for this</span>'}</td>
-<td class="marks">${h.markResults.length ? h.markResults.map((m) => `<div>${markBadge(m.result)} <span class="marktext">${esc(m.result.text)}</span></div>`).join('') : '<span class="muted">—</span>'}</td>
+<td class="marks">${h.markResults.length ? h.markResults.map((m) => `<div>${markBadge(m.result)} <span class="marktext">${h.markResults.length > 1 ? `<code>${esc(m.name)}</code> ` : ''}${esc(m.result.text)}</span></div>`).join('') : '<span class="muted">—</span>'}</td>
 <td class="meaning">${h.meaning}</td>
 </tr>`).join('\n');
   return `<table class="headline">
