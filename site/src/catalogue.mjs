@@ -159,7 +159,6 @@ export const DURABILITY = {
   nats: 'JetStream as packaged here acknowledges before fsync (less durable than ours)',
 };
 
-export const SYSTEMS = ['hypha-mesh', 'nats', 'redis'];
 export const SYSTEM_LABEL = { 'hypha-mesh': 'Hypha-Mesh', nats: 'NATS', redis: 'Redis' };
 export const PEER_OPERATION = {
   nats: 'request/reply ↔ RPC; JetStream publish with ack ↔ append; ordered consumer ↔ replay; KV update with expected revision ↔ CAS',

@@ -3,8 +3,7 @@
 // missing the row says so instead of borrowing one.
 
 import { duration, esc, int, metric, ms, percent, rate } from './format.mjs';
-import { DURABILITY } from './catalogue.mjs';
-import { compare, conflictRate, evaluateMark, ourRow, ourRows, peerRow, rowLabel, systemLabel, US } from './analysis.mjs';
+import { compare, conflictRate, evaluateMark, ourRow, ourRows, peerRow, systemLabel } from './analysis.mjs';
 
 /** A figure of ours in a span the test can find: data-* say what it is, the text is what it shows. */
 function fig(row, field, text) {
@@ -210,4 +209,3 @@ export function headlineRows(run) {
   return rows;
 }
 
-export { DURABILITY, US, rowLabel };

@@ -3,7 +3,7 @@
 
 import fs from 'node:fs';
 import { DURABILITY, GROUPS, MARKS, PEER_OPERATION, SCENARIOS, SYSTEM_LABEL, scenarioInfo, scenarioOrder } from './catalogue.mjs';
-import { compare, conflictRate, evaluateMark, median, ourRow, ourRows, peersIn, rowLabel, rowsOf, scenarioNames, sharedField, systemLabel, US } from './analysis.mjs';
+import { compare, conflictRate, evaluateMark, median, ourRow, peersIn, rowLabel, rowsOf, scenarioNames, sharedField, systemLabel, US } from './analysis.mjs';
 import { barChart, historyChart, latencyChart } from './charts.mjs';
 import { esc, int, metric, ms, percent, rate, ratio, when } from './format.mjs';
 import { headlineRows } from './headline.mjs';
