@@ -107,6 +107,7 @@ public final class HyphaServer implements AutoCloseable {
                     .host(config.string("host"))
                     .port(config.intValue("port"))
                     .shutdownHook(false)
+                    .putListenerSocketOption(java.net.StandardSocketOptions.SO_REUSEADDR, true)
                     .maxPayloadSize(-1)
                     .addProtocol(WsConfig.builder().name("websocket")
                             .maxFrameLength(Math.max(config.intValue("ws.max-frame-bytes") * 4, 1 << 20)).build())
@@ -121,6 +122,11 @@ public final class HyphaServer implements AutoCloseable {
             try {
                 host.start();
                 web.start();
+                if (!web.isRunning() || web.port() < 0) {
+                    // Helidon logs a failed bind and returns; a server that does not listen must not run
+                    throw new IllegalStateException("cannot listen on " + config.string("host") + ":"
+                            + config.intValue("port") + " (address in use?)");
+                }
             } catch (RuntimeException e) {
                 if (artifacts != null) {
                     artifacts.close();

@@ -27,7 +27,14 @@ public final class Main {
             System.exit(2);
             return;
         }
-        HyphaServer server = HyphaServer.start(config);
+        HyphaServer server;
+        try {
+            server = HyphaServer.start(config);
+        } catch (RuntimeException e) {
+            System.err.println("hypha-mesh: cannot start: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr

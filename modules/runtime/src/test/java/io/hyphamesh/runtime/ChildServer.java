@@ -18,12 +18,18 @@ import org.awaitility.Awaitility;
  */
 final class ChildServer implements AutoCloseable {
     private final Path dataDir;
-    private final int port;
+    private int port;
     private final Path log;
+    private final String heap;
     private Process process;
 
     ChildServer(Path dataDir) {
+        this(dataDir, "-Xmx512m");
+    }
+
+    ChildServer(Path dataDir, String heap) {
         this.dataDir = dataDir;
+        this.heap = heap;
         this.port = freePort();
         this.log = dataDir.resolve("server.log");
     }
@@ -44,10 +50,12 @@ final class ChildServer implements AutoCloseable {
         return log;
     }
 
-    /** Starts the child and waits until it answers health checks. */
+    /** Starts the child on a fresh free port and waits until it answers health checks. */
     void start() {
+        // a port freed by a killed child may be taken by anyone meanwhile: each start picks anew
+        port = freePort();
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+        List<String> cmd = new ArrayList<>(List.of(javaBin, heap, "-XX:+ExitOnOutOfMemoryError", "-cp", System.getProperty("java.class.path"),
                 Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                 "--storage.shards=2"));
         try {
