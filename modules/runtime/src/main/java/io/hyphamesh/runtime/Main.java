@@ -16,6 +16,10 @@ public final class Main {
                 return;
             }
         }
+        if (System.getProperty("guice_bytecode_gen_option") == null) {
+            // jclouds' Guice would otherwise use sun.misc.Unsafe (a warning on JDK 24+)
+            System.setProperty("guice_bytecode_gen_option", "DISABLED");
+        }
         if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
             System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
         }

@@ -1,0 +1,49 @@
+package io.hyphamesh.runtime.config;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class HyphaConfigTest {
+
+    @Test
+    void precedenceIsDefaultsThenYamlThenEnvironmentThenArguments() throws Exception {
+        Path yaml = Files.createTempFile("hypha", ".yaml");
+        Files.writeString(yaml, "hypha:\n  port: 9001\n  host: 0.0.0.0\n  storage:\n    shards: 3\n");
+        HyphaConfig c = HyphaConfig.load(new String[] {"--config", yaml.toString(), "--host=10.0.0.1"},
+                Map.of("HYPHA_PORT", "9002"));
+        assertEquals(9002, c.intValue("port"), "environment over yaml");
+        assertEquals("10.0.0.1", c.string("host"), "arguments over everything");
+        assertEquals(3, c.intValue("storage.shards"), "yaml over defaults");
+        assertEquals(Duration.ofSeconds(60), c.duration("objects.idle-timeout"), "defaults");
+    }
+
+    @Test
+    void typosAndBadValuesFailAtStart() throws Exception {
+        assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--prot=1"}, Map.of()));
+        assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--port=eighty"}, Map.of()));
+        assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--objects.idle-timeout=soon"}, Map.of()));
+        Path yaml = Files.createTempFile("hypha", ".yaml");
+        Files.writeString(yaml, "hypha:\n  prot: 1\n");
+        assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--config=" + yaml}, Map.of()));
+    }
+
+    @Test
+    void everySettingIsDocumentedInConfigMdAndHelp() throws Exception {
+        String doc = Files.readString(Path.of("..", "..", "docs", "CONFIG.md"));
+        String help = HyphaConfig.help();
+        for (Setting s : HyphaConfig.SETTINGS) {
+            assertTrue(doc.contains("`" + s.key() + "`") && doc.contains("`" + s.envVar() + "`"),
+                    "docs/CONFIG.md lacks " + s.key());
+            assertTrue(help.contains(s.key()) && help.contains(s.envVar()), "--help lacks " + s.key());
+        }
+    }
+}
