@@ -125,9 +125,12 @@ public final class Main {
         Path json = o.resultsDir().resolve(base + ".json");
         Path csv = o.resultsDir().resolve(base + ".csv");
         Report.write(json, csv, top);
+        Path raw = o.resultsDir().resolve("raw").resolve(base + ".hgrm.json");
+        Report.writeRaw(raw, run);
         System.out.println();
         Report.summary(run, System.out);
-        System.out.printf(Locale.ROOT, "%nrun took %.0f s; results: %s and %s%n", seconds, json, csv);
+        System.out.printf(Locale.ROOT, "%nrun took %.0f s; results: %s and %s (raw histograms: %s)%n", seconds, json,
+                csv, raw);
         if (o.keepTemp()) {
             System.out.println("temp dir kept: " + tmp);
         } else {
@@ -197,9 +200,9 @@ public final class Main {
                 }
             }
             if (o.selected("ws.max")) {
-                Optional<Long> limit = main.child().flatMap(Child::openFileLimit);
+                Optional<Long> pid = main.child().map(Child::pid);
                 run.scenario("ws.max", Row.US, Math.min(o.wsTarget(), 20_000), main.api(), () -> WsMax.run(
-                        main.api().base(), ws.name(), ws.mint("bench-wsmax").token(), o.wsTarget(), limit, main.api()));
+                        main.api().base(), ws.name(), ws.mint("bench-wsmax").token(), o.wsTarget(), pid, main.api()));
             }
             ws.teardown().put("artifacts_deleted", ArtifactScenarios.DELETED.getOrDefault("filesystem", 0));
             cost.putAll(Run.delta(before, main.api().metrics()));

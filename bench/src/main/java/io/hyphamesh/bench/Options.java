@@ -52,7 +52,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --server URL            use a running server instead of starting one (needs --root-token)
                   --root-token T          root token of --server
                   --no-s3                 skip the S3Proxy half of the artifact scenarios
-                  --results DIR           where results go (default bench/results)
+                  --results DIR           where results go (default bench/results; quick runs bench/results/scratch)
                   --keep                  keep the temp directory (server data, logs)
                   --strict                exit 1 when any of our scenarios counted an error (default: only when
                                           a scenario failed outright or the run stopped early)
@@ -112,7 +112,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 Set.copyOf(peers),
                 server, root,
                 Path.of(kv.getOrDefault("server-jar", "modules/runtime/target/hypha-mesh.jar")),
-                Path.of(kv.getOrDefault("results", "bench/results")),
+                Path.of(kv.getOrDefault("results", quick ? "bench/results/scratch" : "bench/results")),
                 flags.contains("keep"),
                 !flags.contains("no-s3"),
                 flags.contains("strict"));

@@ -69,6 +69,34 @@ final class Report {
         Files.writeString(csv, b.toString(), StandardCharsets.UTF_8);
     }
 
+    /**
+     * The raw samples beside the summary (outside git): every latency histogram, HdrHistogram's
+     * compressed encoding in base64, in nanoseconds, so percentile curves can be redrawn.
+     */
+    static void writeRaw(Path file, Run run) throws IOException {
+        List<Object> out = new ArrayList<>();
+        for (Row r : run.rows()) {
+            r.histogram().ifPresent(h -> {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(h.getNeededByteBufferCapacity());
+                int n = h.encodeIntoCompressedByteBuffer(buf);
+                Map<String, Object> m = new java.util.LinkedHashMap<>();
+                m.put("name", r.name());
+                m.put("system", r.system());
+                r.get("provider").ifPresent(p -> m.put("provider", p));
+                m.put("unit", "ns");
+                m.put("hdr_compressed_base64", java.util.Base64.getEncoder().encodeToString(
+                        java.util.Arrays.copyOf(buf.array(), n)));
+                out.add(m);
+            });
+        }
+        Files.createDirectories(file.getParent());
+        StringWriter sw = new StringWriter();
+        try (JsonWriter w = Json.createWriter(sw)) {
+            w.write(toJson(Map.of("histograms", out)));
+        }
+        Files.writeString(file, sw + "\n", StandardCharsets.UTF_8);
+    }
+
     private static String csv(String s) {
         if (s.contains(",") || s.contains("\"") || s.contains("\n")) {
             return "\"" + s.replace("\"", "\"\"") + "\"";

@@ -19,6 +19,7 @@ final class Row {
 
     private final Map<String, Object> fields = new LinkedHashMap<>();
     private final List<String> notes = new ArrayList<>();
+    private Histogram histogram;
 
     private Row(String name, String system) {
         fields.put("name", name);
@@ -75,6 +76,7 @@ final class Row {
         if (h.getTotalCount() == 0) {
             return this;
         }
+        histogram = h;
         fields.put("p50_ms", ms(h.getValueAtPercentile(50)));
         fields.put("p95_ms", ms(h.getValueAtPercentile(95)));
         fields.put("p99_ms", ms(h.getValueAtPercentile(99)));
@@ -83,6 +85,11 @@ final class Row {
         fields.put("p999_ms", ms(h.getValueAtPercentile(99.9)));
         fields.put("mean_ms", ms((long) h.getMean()));
         return this;
+    }
+
+    /** The latency histogram behind the percentiles (ns), for the raw file; empty for throughput-only rows. */
+    Optional<Histogram> histogram() {
+        return Optional.ofNullable(histogram);
     }
 
     Row throughput(double perSecond) {

@@ -69,7 +69,10 @@ final class Run {
     static Map<String, Long> delta(Map<String, Long> before, Map<String, Long> after) {
         Map<String, Long> out = new LinkedHashMap<>();
         for (String k : COST_COUNTERS) {
-            long d = after.getOrDefault(k, 0L) - before.getOrDefault(k, 0L);
+            if (!after.containsKey(k)) {
+                continue;
+            }
+            long d = after.get(k) - before.getOrDefault(k, 0L);
             if (d != 0) {
                 out.put(k, d);
             }

@@ -35,17 +35,19 @@ final class WsMax {
     private WsMax() {
     }
 
-    static Row run(URI base, String workspace, String token, int requested, Optional<Long> serverFileLimit,
+    static Row run(URI base, String workspace, String token, int requested, Optional<Long> serverPid,
                    ControlApi api) throws InterruptedException {
+        Optional<Long> serverFileLimit = serverPid.flatMap(Child::openFileLimit);
         Optional<Long> ownLimit = Child.openFileLimit(ProcessHandle.current().pid());
         long cap = Long.MAX_VALUE;
         List<String> capNotes = new ArrayList<>();
         if (ownLimit.isPresent()) {
-            cap = Math.min(cap, ownLimit.get() - 400);
+            cap = Math.min(cap, ownLimit.get() - 500);
             capNotes.add("harness open-file limit " + ownLimit.get());
         }
         if (serverFileLimit.isPresent()) {
-            cap = Math.min(cap, serverFileLimit.get() - 400);
+            // the server also holds its jars, Derby files and selector descriptors (about 450 here)
+            cap = Math.min(cap, serverFileLimit.get() - 1000);
             capNotes.add("server open-file limit " + serverFileLimit.get());
         }
         int target = (int) Math.min(requested, cap);
@@ -111,6 +113,7 @@ final class WsMax {
         Thread.sleep(1000);
         Map<String, Long> m = api.metrics();
         long serverSockets = m.getOrDefault("ws_sockets", -1L);
+        long serverFds = serverPid.map(WsMax::openFiles).orElse(-1L);
         int peak = open.size();
         for (Socket s : open) {
             try {
@@ -125,7 +128,7 @@ final class WsMax {
                 .latency(h).throughput(peak / rampSeconds)
                 .put("peak", peak).put("failures", failures.get()).put("target", target)
                 .put("requested_target", requested).put("server_sockets_after_ramp", serverSockets)
-                .put("source_addresses", sources);
+                .put("source_addresses", sources).put("server_open_files_at_peak", serverFds);
         r.note(String.format(Locale.ROOT, "raw WebSocket upgrades (%d connectors in parallel) from %d source address(es)"
                 + " 127.0.0.1..%d; a socket counts when 101 and the hello frame arrived; ramp took %.1f s; latencies"
                 + " are per connect; throughput is sockets opened per second", CONNECTORS, sources, sources, rampSeconds));
@@ -136,8 +139,22 @@ final class WsMax {
         }
         r.note(failures.get() == 0 ? (peak >= target ? "target reached with 0 failures (ceiling not found)" : "")
                 : "ramp stopped after " + failures.get() + " failure(s); first: " + firstFailure.get());
-        r.note("server gauge hypha_ws_sockets read " + serverSockets + " one second after the ramp");
+        r.note(serverSockets >= 0 ? "server gauge hypha_ws_sockets read " + serverSockets + " one second after the ramp"
+                : "the server did not answer /observe/metrics at the peak");
+        if (serverFds > 0) {
+            r.note("the server process had " + serverFds + " open files at the peak"
+                    + serverFileLimit.map(l -> " of its limit " + l).orElse(""));
+        }
         return r;
+    }
+
+    /** Open file descriptors of a process (Linux /proc), -1 when unknown. */
+    static long openFiles(long pid) {
+        try (var list = java.nio.file.Files.list(java.nio.file.Path.of("/proc/" + pid + "/fd"))) {
+            return list.count();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     private static String readHead(InputStream in) throws IOException {
