@@ -83,12 +83,19 @@ final class ColdScenarios {
             run.scenario("cold.workspace", Row.US, n, api, () -> {
                 List<HyphaTarget.Workspace> wss = new ArrayList<>();
                 long base = hibernations(api);
+                long setupErrors = 0;
+                String setupError = null;
                 for (int i = 0; i < n; i++) {
                     HyphaTarget.Workspace w = target.provision("bench-coldws", Duration.ofMinutes(30));
                     wss.add(w);
                     if (hibernate) {
+                        // first use, so that the object exists and then hibernates; a failure here is counted too
                         try (HyphaClient c = w.connect("bench-cold")) {
                             c.services(T);
+                        } catch (RuntimeException e) {
+                            setupErrors++;
+                            setupError = setupError == null ? "first use of workspace " + (i + 1) + " of " + n
+                                    + " (fresh workspace, not yet cold): " + Load.describe(e) : setupError;
                         }
                     }
                 }
@@ -126,7 +133,7 @@ final class ColdScenarios {
                 for (HyphaTarget.Workspace w : wss) {
                     w.teardown();
                 }
-                Row r = Row.of("cold.workspace", Row.US).n(n).errors(errors).latency(cold)
+                Row r = Row.of("cold.workspace", Row.US).n(n).errors(errors + setupErrors).latency(cold)
                         .throughput(cold.getTotalCount() / secs)
                         .put("method", hibernate ? "hibernated" : "never-seen")
                         .put("warm_p50_ms", warm.getTotalCount() == 0 ? null : Row.ms(warm.getValueAtPercentile(50)));
@@ -134,7 +141,8 @@ final class ColdScenarios {
                     r.put("hibernated_before_touch", hibernated);
                 }
                 return r.note(how).note("connect + first request to the workspace object (services) on each of " + n
-                        + " workspaces; the same right after gives warm_p50_ms (connect included in both)").note(firstError);
+                        + " workspaces; the same right after gives warm_p50_ms (connect included in both)").note(firstError)
+                        .note(setupError);
             });
         }
     }

@@ -49,12 +49,14 @@ final class Run {
         Map<String, Long> before = api == null ? Map.of() : api.metrics();
         Progress.begin(name + (system.equals(Row.US) ? "" : " [" + system + "]"), total);
         Row row;
+        long t0 = System.nanoTime();
         try {
             row = body.call();
         } catch (Exception | AssertionError e) {
             row = Row.of(name, system).errors(Math.max(1, total)).put("failed", true)
                     .note("scenario failed: " + Load.describe(e));
         }
+        row.put("scenario_s", Row.round((System.nanoTime() - t0) / 1e9, 1));
         if (api != null) {
             Map<String, Long> delta = delta(before, api.metrics());
             if (!delta.isEmpty()) {
