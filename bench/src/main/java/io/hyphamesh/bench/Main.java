@@ -49,6 +49,7 @@ public final class Main {
 
     private int run(Options o) throws Exception {
         Instant started = Instant.now();
+        String loadBefore = loadAverage();
         long t0 = System.nanoTime();
         Run run = new Run(o);
         Path tmp = Files.createTempDirectory("hypha-bench-");
@@ -112,7 +113,10 @@ public final class Main {
         top.put("label", o.label());
         top.put("started", started.toString());
         top.put("duration_s", Row.round(seconds, 1));
-        top.put("machine", machine());
+        Map<String, Object> machine = machine();
+        machine.put("load_average_at_start", loadBefore);
+        machine.put("load_average_at_end", loadAverage());
+        top.put("machine", machine);
         top.put("config", config);
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Row r : run.rows()) {
@@ -278,6 +282,16 @@ public final class Main {
         Child.openFileLimit(ProcessHandle.current().pid()).ifPresent(l -> m.put("open_file_limit", l));
         m.put("network", "loopback only; client, server and peers share the cores");
         return m;
+    }
+
+    /** 1, 5 and 15 minute load averages (other users of the machine show here), when readable. */
+    private static String loadAverage() {
+        try {
+            String[] p = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return p[0] + " " + p[1] + " " + p[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private static String git() {
