@@ -129,6 +129,37 @@ final class ControlApi {
         return out;
     }
 
+    /**
+     * Server-side operation latencies from {@code hypha_operation_seconds} (frame received to answer
+     * queued): for each operation, {@code [sum in seconds, count]}.
+     */
+    Map<String, double[]> operations() {
+        Map<String, double[]> out = new LinkedHashMap<>();
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("/observe/metrics"))
+                    .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                return out;
+            }
+            for (String line : r.body().split("\n")) {
+                boolean sum = line.startsWith("hypha_operation_seconds_sum{op=\"");
+                boolean count = line.startsWith("hypha_operation_seconds_count{op=\"");
+                if (!sum && !count) {
+                    continue;
+                }
+                int q = line.indexOf('"') + 1;
+                String op = line.substring(q, line.indexOf('"', q));
+                double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim());
+                out.computeIfAbsent(op, k -> new double[2])[sum ? 0 : 1] = v;
+            }
+        } catch (IOException | RuntimeException e) {
+            // no figures: the row has none
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return out;
+    }
+
     private String send(String method, String path, String body, int expected) throws IOException {
         calls.incrementAndGet();
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30))

@@ -55,7 +55,7 @@ final class HyphaScenarios {
         this.target = target;
         this.ws = ws;
         this.api = target.api();
-        this.warm = "warm-up " + o.warmup() + " ops excluded";
+        this.warm = Load.warmupNote(o.warmup());
     }
 
     void rpc() throws Exception {

@@ -24,7 +24,26 @@ import org.HdrHistogram.Histogram;
  * first and recorded nowhere. Called from the harness's main thread.
  */
 final class Load {
+    /**
+     * Least time every warm-up lasts besides its operation count (the JIT of client and server needs
+     * seconds, not a fixed count); set once by {@link Main} before any scenario runs.
+     */
+    private static volatile Duration warmupTime = Duration.ZERO;
+
     private Load() {
+    }
+
+    static void warmupTime(Duration d) {
+        warmupTime = d;
+    }
+
+    static Duration warmupTime() {
+        return warmupTime;
+    }
+
+    /** The note every row with a warm-up carries. */
+    static String warmupNote(int ops) {
+        return "warm-up of at least " + ops + " ops and " + warmupTime.toMillis() + " ms excluded";
     }
 
     /** One blocking operation; {@code i} counts from 0 within its phase. */
@@ -48,7 +67,12 @@ final class Load {
      * @param elapsedNanos wall time of the measured phase
      * @param firstError   the first failure, described
      */
-    record Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError) {
+    record Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError,
+                    long serverCpuNanos, long clientCpuNanos) {
+        Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError) {
+            this(histogram, attempts, errors, elapsedNanos, firstError, -1, -1);
+        }
+
         long ok() {
             return attempts - errors;
         }
@@ -61,6 +85,15 @@ final class Load {
         final AtomicLong errors = new AtomicLong();
         final AtomicReference<String> firstError = new AtomicReference<>();
         long startNanos = System.nanoTime();
+        private long serverCpu0 = Run.cpuNanos(Run.currentServerPid());
+        private long clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
+
+        /** The measured phase starts now: wall clock and CPU baselines. */
+        void markStart(long nanos) {
+            startNanos = nanos;
+            serverCpu0 = Run.cpuNanos(Run.currentServerPid());
+            clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
+        }
 
         void ok(long nanos) {
             histogram.recordValue(Math.max(0, nanos));
@@ -74,8 +107,11 @@ final class Load {
         }
 
         Measured done() {
+            long server = Run.cpuNanos(Run.currentServerPid());
+            long client = Run.cpuNanos(ProcessHandle.current().pid());
             return new Measured(histogram, attempts.get(), errors.get(), System.nanoTime() - startNanos,
-                    Optional.ofNullable(firstError.get()));
+                    Optional.ofNullable(firstError.get()), server < 0 || serverCpu0 < 0 ? -1 : server - serverCpu0,
+                    client < 0 || clientCpu0 < 0 ? -1 : client - clientCpu0);
         }
     }
 
@@ -89,7 +125,8 @@ final class Load {
 
     /** One operation at a time: {@code warmup} unrecorded, then up to {@code maxOps} or {@code maxTime}. */
     static Measured serial(int warmup, long maxOps, Duration maxTime, Op op) {
-        for (int i = 0; i < warmup; i++) {
+        long warmEnd = warmup == 0 ? 0 : System.nanoTime() + warmupTime.toNanos();
+        for (long i = 0; i < warmup || System.nanoTime() < warmEnd; i++) {
             try {
                 op.run(i);
             } catch (Exception e) {
@@ -114,7 +151,12 @@ final class Load {
     /** {@code inFlight} asynchronous operations outstanding at all times (closed loop). */
     static Measured concurrent(int inFlight, int warmup, long maxOps, Duration maxTime, AsyncOp op) {
         if (warmup > 0) {
+            long t0 = System.nanoTime();
             phase(inFlight, warmup, Duration.ofSeconds(60), op, new Sink(), false);
+            long left = warmupTime.toNanos() - (System.nanoTime() - t0);
+            if (left > 0) {
+                phase(inFlight, Long.MAX_VALUE, Duration.ofNanos(left), op, new Sink(), false);
+            }
         }
         Sink s = new Sink();
         phase(inFlight, maxOps, maxTime, op, s, true);
@@ -123,7 +165,7 @@ final class Load {
 
     private static void phase(int inFlight, long maxOps, Duration maxTime, AsyncOp op, Sink s, boolean record) {
         Semaphore slots = new Semaphore(inFlight);
-        s.startNanos = System.nanoTime();
+        s.markStart(System.nanoTime());
         long end = s.startNanos + maxTime.toNanos();
         for (long i = 0; i < maxOps && System.nanoTime() < end; i++) {
             slots.acquireUninterruptibly();
@@ -234,7 +276,9 @@ final class Load {
             slots.acquireUninterruptibly();
             boolean record = intended >= warmEnd;
             if (record) {
-                s.startNanos = warmEnd;
+                if (s.attempts.get() == 0) {
+                    s.markStart(warmEnd);
+                }
                 s.attempts.incrementAndGet();
             }
             CompletableFuture<?> f;

@@ -60,7 +60,9 @@ public final class Main {
         config.put("entries", o.entries());
         config.put("duration_s", o.duration().toMillis() / 1000.0);
         config.put("max_ops", o.maxOps());
+        Load.warmupTime(Duration.ofMillis(o.quick() ? 200 : 2000));
         config.put("warmup_ops", o.warmup());
+        config.put("warmup_min_s", Load.warmupTime().toMillis() / 1000.0);
         config.put("rpc_in_flight", HyphaScenarios.RPC_IN_FLIGHT);
         config.put("append_in_flight", HyphaScenarios.APPEND_IN_FLIGHT);
         config.put("contenders", HyphaScenarios.CONTENDERS);
@@ -85,6 +87,7 @@ public final class Main {
                 config.put("cold_server", Map.of("args", args, "why", "a second server with a short idle timeout so"
                         + " objects hibernate within the run"));
                 try (HyphaTarget cold = HyphaTarget.start(o.serverJar(), tmp, "cold-server", args)) {
+                    run.serverPid(cold.child().map(Child::pid).orElse(-1L));
                     Map<String, Long> before = cold.api().metrics();
                     ColdScenarios.run(run, cold, true);
                     teardown.addAll(cold.teardowns());
@@ -181,6 +184,7 @@ public final class Main {
                             + " (storage.durable=true, 4 shards)"));
         }
         try (main) {
+            run.serverPid(main.child().map(Child::pid).orElse(-1L));
             Map<String, Long> before = main.api().metrics();
             HyphaTarget.Workspace ws = main.provision("bench", Duration.ofHours(1));
             Progress.say("  workspace " + ws.name() + " on " + main.api().base());
@@ -244,6 +248,7 @@ public final class Main {
                     "--artifacts.s3.secret-key=" + ArtifactScenarios.S3_CREDENTIAL);
             config.put("s3_server", Map.of("args", List.of(args.get(0), args.get(1)), "s3proxy", "4.1.0, filesystem store"));
             try (HyphaTarget server = HyphaTarget.start(o.serverJar(), tmp, "s3-server", args)) {
+                run.serverPid(server.child().map(Child::pid).orElse(-1L));
                 Map<String, Long> before = server.api().metrics();
                 HyphaTarget.Workspace ws = server.provision("bench-s3", Duration.ofHours(1));
                 ArtifactScenarios a = new ArtifactScenarios(run, server, ws, "s3");

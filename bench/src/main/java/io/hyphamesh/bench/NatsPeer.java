@@ -59,6 +59,7 @@ final class NatsPeer {
                 () -> Child.listening(port));
              Connection provider = Nats.connect(url);
              Connection consumer = Nats.connect(url)) {
+            run.serverPid(server.pid());
             String ver = "nats-server " + consumer.getServerInfo().getVersion() + ", jnats";
             Dispatcher d = provider.createDispatcher(m -> provider.publish(m.getReplyTo(), m.getData()));
             d.subscribe("bench.noop");
@@ -66,7 +67,7 @@ final class NatsPeer {
             provider.flush(T);
             byte[] empty = new byte[0];
             byte[] kb = "x".repeat(1024).getBytes(StandardCharsets.UTF_8);
-            String warm = "warm-up " + o.warmup() + " ops excluded";
+            String warm = Load.warmupNote(o.warmup());
             String noDurable = "no durable write";
             run.scenario("rpc.noop.serial", SYSTEM, o.maxOps(), null, () -> Row.of("rpc.noop.serial", SYSTEM,
                     Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> reply(consumer.request("bench.noop", empty, T))))

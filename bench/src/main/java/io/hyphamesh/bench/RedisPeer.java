@@ -53,6 +53,7 @@ final class RedisPeer {
                 "127.0.0.1", "--dir", data.toString(), "--appendonly", "yes", "--appendfsync", "always", "--save", "",
                 "--daemonize", "no", "--protected-mode", "no"), dir.resolve("redis.log"), Duration.ofSeconds(30),
                 () -> Child.listening(port))) {
+            run.serverPid(server.pid());
             String version;
             try (Jedis j = new Jedis("127.0.0.1", port)) {
                 String info = j.info("server");
@@ -68,14 +69,14 @@ final class RedisPeer {
             run.scenario("log.append.serial", SYSTEM, o.maxOps(), null, () -> Row.of("log.append.serial", SYSTEM,
                     Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> j0.xadd("bench:log", StreamEntryID.NEW_ENTRY,
                             Map.of("b", body)))).note("XADD, 1 in flight").note(DURABLE).note(ver)
-                    .note("warm-up " + o.warmup() + " ops excluded"));
+                    .note(Load.warmupNote(o.warmup())));
             run.scenario("log.append.concurrent", SYSTEM, o.maxOps() * 2, null, () -> {
-                Load.threads(32, o.warmup(), Duration.ofSeconds(30), (w, i) -> pool.get(w).xadd("bench:log",
-                        StreamEntryID.NEW_ENTRY, Map.of("b", body)));
+                Load.threads(32, Long.MAX_VALUE, Load.warmupTime().plusMillis(100), (w, i) -> pool.get(w).xadd(
+                        "bench:log", StreamEntryID.NEW_ENTRY, Map.of("b", body)));
                 return Row.of("log.append.concurrent", SYSTEM, Load.threads(32, o.maxOps() * 2, o.duration(),
                         (w, i) -> pool.get(w).xadd("bench:log", StreamEntryID.NEW_ENTRY, Map.of("b", body))))
                         .note("XADD, 32 in flight: 32 connections, one each (Jedis connections are not thread-safe)")
-                        .note(DURABLE).note(ver).note("warm-up " + o.warmup() + " ops excluded");
+                        .note(DURABLE).note(ver).note(Load.warmupNote(o.warmup()));
             });
             readPage(run, j0, o.entries(), ver);
             j0.del("bench:big");
@@ -90,7 +91,7 @@ final class RedisPeer {
                     }
                     v[0] = nv;
                 })).note("compare-version-and-set Lua script (EVALSHA) on one hash, 1 in flight, uncontended")
-                        .note(DURABLE).note(ver).note("warm-up " + o.warmup() + " ops excluded");
+                        .note(DURABLE).note(ver).note(Load.warmupNote(o.warmup()));
             });
             run.scenario("doc.cas.contended", SYSTEM, HyphaScenarios.CAS_COMMITS, null, () -> casContended(pool, sha, ver));
             run.scenario("doc.incr.contended", SYSTEM, HyphaScenarios.incrTotal(o), null, () -> {

@@ -46,6 +46,12 @@ final class Row {
             r.throughput(m.ok() / (m.elapsedNanos() / 1e9));
         }
         m.firstError().ifPresent(e -> r.note("first error: " + e));
+        if (m.ok() > 0 && m.serverCpuNanos() >= 0) {
+            r.put("server_cpu_us_per_op", m.serverCpuNanos() / 1e3 / m.ok());
+        }
+        if (m.ok() > 0 && m.clientCpuNanos() >= 0) {
+            r.put("client_cpu_us_per_op", m.clientCpuNanos() / 1e3 / m.ok());
+        }
         return r;
     }
 

@@ -21,6 +21,7 @@ final class Run {
 
     final Options options;
     private final List<Row> rows = new ArrayList<>();
+    private static volatile long serverPid = -1;
 
     Run(Options options) {
         this.options = options;
@@ -28,6 +29,23 @@ final class Run {
 
     List<Row> rows() {
         return rows;
+    }
+
+    /** The server process the next scenarios run against (its CPU time is read around each), -1 for none. */
+    void serverPid(long pid) {
+        serverPid = pid;
+    }
+
+    static long currentServerPid() {
+        return serverPid;
+    }
+
+    /** CPU time of a process so far, in nanoseconds, -1 when unknown. */
+    static long cpuNanos(long pid) {
+        if (pid < 0) {
+            return -1;
+        }
+        return ProcessHandle.of(pid).flatMap(h -> h.info().totalCpuDuration()).map(java.time.Duration::toNanos).orElse(-1L);
     }
 
     void add(Row r) {
@@ -47,6 +65,11 @@ final class Run {
             return;
         }
         Map<String, Long> before = api == null ? Map.of() : api.metrics();
+        Map<String, double[]> opsBefore = api == null ? Map.of() : api.operations();
+        long pid = serverPid;
+        long me = ProcessHandle.current().pid();
+        long serverCpu0 = cpuNanos(pid);
+        long clientCpu0 = cpuNanos(me);
         Progress.begin(name + (system.equals(Row.US) ? "" : " [" + system + "]"), total);
         Row row;
         long t0 = System.nanoTime();
@@ -57,6 +80,28 @@ final class Run {
                     .note("scenario failed: " + Load.describe(e));
         }
         row.put("scenario_s", Row.round((System.nanoTime() - t0) / 1e9, 1));
+        long serverCpu1 = cpuNanos(pid);
+        long clientCpu1 = cpuNanos(me);
+        // whole scenario, warm-up and setup included; the per-operation figures (measured phase only) come from Load
+        if (serverCpu0 >= 0 && serverCpu1 >= 0) {
+            row.put("server_cpu_ms", (serverCpu1 - serverCpu0) / 1e6);
+        }
+        if (clientCpu0 >= 0 && clientCpu1 >= 0) {
+            row.put("client_cpu_ms", (clientCpu1 - clientCpu0) / 1e6);
+        }
+        if (api != null) {
+            Map<String, Object> server = new LinkedHashMap<>();
+            api.operations().forEach((op, after) -> {
+                double[] b = opsBefore.getOrDefault(op, new double[2]);
+                double count = after[1] - b[1];
+                if (count > 0) {
+                    server.put(op, Map.of("count", (long) count, "mean_ms", Row.round((after[0] - b[0]) / count * 1000, 3)));
+                }
+            });
+            if (!server.isEmpty()) {
+                row.put("server_ops", server);
+            }
+        }
         if (api != null) {
             Map<String, Long> delta = delta(before, api.metrics());
             if (!delta.isEmpty()) {
