@@ -58,6 +58,54 @@ final class HyphaScenarios {
         this.warm = Load.warmupNote(o.warmup());
     }
 
+    /**
+     * Warms both JVMs (JIT of client and server) with a mix of every operation for {@code d}, recorded
+     * nowhere, so that the first scenario is not measured on a cold JIT. Returns the operations run.
+     */
+    long warmJvm(Duration d) throws Exception {
+        HyphaClient provider = ws.connect("bench-warm-provider");
+        HyphaClient c = ws.connect("bench-warm");
+        provider.register("warm", List.of("noop", "echo"),
+                call -> call.method().equals("echo") ? call.args().asJsonArray().get(0) : JsonValue.NULL);
+        JsonString payload = Json.createValue("x".repeat(1024));
+        Log log = c.log("bench-warm");
+        Doc doc = c.doc("bench-warm");
+        Progress.begin("jvm warm-up", 0);
+        long end = System.nanoTime() + d.toNanos();
+        long ops = 0;
+        for (long i = 0; System.nanoTime() < end; i++) {
+            List<CompletableFuture<?>> burst = new ArrayList<>();
+            for (int k = 0; k < 32; k++) {
+                burst.add(c.callAsync("warm", "noop", TIMEOUT));
+                burst.add(log.appendAsync(body(i)));
+                burst.add(doc.incrAsync("/n", java.math.BigDecimal.ONE, Optional.empty()));
+            }
+            for (CompletableFuture<?> f : burst) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    // a warm-up failure is seen again, and counted, in the scenarios
+                }
+            }
+            try {
+                c.call("warm", "echo", TIMEOUT, payload);
+                c.call("warm", "noop", TIMEOUT);
+                log.append(body(i), TIMEOUT);
+                log.read(Math.max(1, i * 32 - 200), 100, TIMEOUT);
+                doc.get(TIMEOUT);
+            } catch (RuntimeException e) {
+                // as above
+            }
+            ops += burst.size() + 5;
+            Progress.add(burst.size() + 5);
+        }
+        provider.close();
+        c.close();
+        Progress.end(String.format(java.util.Locale.ROOT, "  jvm warm-up: %,d operations in %d s (not recorded)", ops,
+                d.toSeconds()));
+        return ops;
+    }
+
     void rpc() throws Exception {
         if (!o.anySelected("rpc")) {
             return;

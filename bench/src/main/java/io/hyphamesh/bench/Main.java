@@ -189,6 +189,10 @@ public final class Main {
             HyphaTarget.Workspace ws = main.provision("bench", Duration.ofHours(1));
             Progress.say("  workspace " + ws.name() + " on " + main.api().base());
             HyphaScenarios s = new HyphaScenarios(run, main, ws);
+            Duration jvmWarmup = Duration.ofSeconds(o.quick() ? 1 : 8);
+            config.put("jvm_warmup", Map.of("seconds", jvmWarmup.toSeconds(), "operations", s.warmJvm(jvmWarmup),
+                    "what", "a mix of RPC, appends, reads and Doc increments on scratch objects before the first"
+                            + " scenario, recorded nowhere (JIT of both JVMs); each scenario then has its own warm-up"));
             s.rpc();
             s.logAppend();
             s.logTail();
@@ -208,6 +212,8 @@ public final class Main {
                 }
             }
             if (o.selected("ws.max")) {
+                // closed clients leave their JDK HttpClient (selector, descriptors) to the collector
+                System.gc();
                 Optional<Long> pid = main.child().map(Child::pid);
                 run.scenario("ws.max", Row.US, Math.min(o.wsTarget(), 20_000), main.api(), () -> WsMax.run(
                         main.api().base(), ws.name(), ws.mint("bench-wsmax").token(), o.wsTarget(), pid, main.api()));

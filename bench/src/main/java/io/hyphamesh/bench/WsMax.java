@@ -38,17 +38,20 @@ final class WsMax {
     static Row run(URI base, String workspace, String token, int requested, Optional<Long> serverPid,
                    ControlApi api) throws InterruptedException {
         Optional<Long> serverFileLimit = serverPid.flatMap(Child::openFileLimit);
-        Optional<Long> ownLimit = Child.openFileLimit(ProcessHandle.current().pid());
+        long me = ProcessHandle.current().pid();
+        Optional<Long> ownLimit = Child.openFileLimit(me);
         long cap = Long.MAX_VALUE;
         List<String> capNotes = new ArrayList<>();
+        // each socket takes one descriptor on each side; keep 300 spare on each for everything else
         if (ownLimit.isPresent()) {
-            cap = Math.min(cap, ownLimit.get() - 500);
-            capNotes.add("harness open-file limit " + ownLimit.get());
+            long used = Math.max(0, openFiles(me));
+            cap = Math.min(cap, ownLimit.get() - used - 300);
+            capNotes.add("harness limit " + ownLimit.get() + " with " + used + " already open");
         }
         if (serverFileLimit.isPresent()) {
-            // the server also holds its jars, Derby files and selector descriptors (about 450 here)
-            cap = Math.min(cap, serverFileLimit.get() - 1000);
-            capNotes.add("server open-file limit " + serverFileLimit.get());
+            long used = Math.max(0, openFiles(serverPid.get()));
+            cap = Math.min(cap, serverFileLimit.get() - used - 300);
+            capNotes.add("server limit " + serverFileLimit.get() + " with " + used + " already open");
         }
         int target = (int) Math.min(requested, cap);
         int sources = Math.max(1, target / 10_000 + 1);
@@ -111,9 +114,9 @@ final class WsMax {
         }
         double rampSeconds = (System.nanoTime() - start) / 1e9;
         Thread.sleep(1000);
+        long serverFds = serverPid.map(WsMax::openFiles).orElse(-1L);
         Map<String, Long> m = api.metrics();
         long serverSockets = m.getOrDefault("ws_sockets", -1L);
-        long serverFds = serverPid.map(WsMax::openFiles).orElse(-1L);
         int peak = open.size();
         for (Socket s : open) {
             try {
@@ -133,9 +136,9 @@ final class WsMax {
                 + " 127.0.0.1..%d; a socket counts when 101 and the hello frame arrived; ramp took %.1f s; latencies"
                 + " are per connect; throughput is sockets opened per second", CONNECTORS, sources, sources, rampSeconds));
         if (target < requested) {
-            r.note("target capped at " + target + " (requested " + requested + ") by the per-process open-file limit ("
-                    + String.join(", ", capNotes) + "); the hard limit here cannot be raised, so the "
-                    + requested + " mark could not be attempted on this machine");
+            r.note("target capped at " + target + " (requested " + requested + ") by the per-process open-file limit,"
+                    + " 300 below it on each side (" + String.join("; ", capNotes) + "); the hard limit here cannot be"
+                    + " raised, so " + requested + " could not be attempted on this machine");
         }
         r.note(failures.get() == 0 ? (peak >= target ? "target reached with 0 failures (ceiling not found)" : "")
                 : "ramp stopped after " + failures.get() + " failure(s); first: " + firstFailure.get());
