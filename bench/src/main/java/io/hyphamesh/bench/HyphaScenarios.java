@@ -573,8 +573,4 @@ final class HyphaScenarios {
         }
     }
 
-    static Optional<Long> number(JsonValue v, String field) {
-        return v instanceof JsonObject o && o.get(field) instanceof JsonNumber n ? Optional.of(n.longValue()) : Optional.empty();
-    }
-
 }
