@@ -5,4 +5,8 @@ module io.hyphamesh.bench {
     requires io.hyphamesh.client;
     requires HdrHistogram;
     requires java.sql;
+    requires java.net.http;
+    requires jakarta.json;
+    requires io.nats.jnats;
+    requires redis.clients.jedis;
 }

@@ -1,0 +1,294 @@
+package io.hyphamesh.bench;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.hyphamesh.api.JsonText;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
+import org.HdrHistogram.ConcurrentHistogram;
+
+/**
+ * The artifact scenarios over plain HTTP (the client's Artifacts API is not used, so this works as
+ * soon as the routes exist): binding-plane PUT/GET of 64 KiB, 1 MiB and 8 MiB, and a 64 MiB
+ * multipart upload in 8 parts on the part URLs the server hands out, completed, downloaded and
+ * compared. When the server answers 404 for the artifact routes every row is emitted as skipped.
+ * Main thread only (parts are written from a small pool).
+ */
+final class ArtifactScenarios {
+    static final String[] NAMES = {"artifact.put.64k", "artifact.get.64k", "artifact.put.1m", "artifact.get.1m",
+            "artifact.put.8m", "artifact.get.8m", "artifact.multipart.64m"};
+    private static final int[] SIZES = {64 << 10, 1 << 20, 8 << 20};
+    private static final String[] LABELS = {"64k", "1m", "8m"};
+    static final String S3_IDENTITY = "hypha-bench-identity";
+    static final String S3_CREDENTIAL = "hypha-bench-credential-0123456789";
+
+    private final Run run;
+    private final HyphaTarget target;
+    private final HyphaTarget.Workspace ws;
+    private final String provider;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final List<String> created = new ArrayList<>();
+
+    ArtifactScenarios(Run run, HyphaTarget target, HyphaTarget.Workspace ws, String provider) {
+        this.run = run;
+        this.target = target;
+        this.ws = ws;
+        this.provider = provider;
+    }
+
+    /** True when the server has the artifact routes (a probe PUT did not answer 404). */
+    boolean available(StringBuilder why) {
+        try {
+            HttpResponse<String> r = send("PUT", files("bench/probe"), HttpRequest.BodyPublishers.ofByteArray(new byte[] {1}),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 404 || r.statusCode() == 405) {
+                why.append("the server answered ").append(r.statusCode()).append(" for PUT /v1/workspaces/{ws}/artifacts/files/{path}:"
+                        + " the artifact HTTP routes are not wired in this build (branch artifacts-wiring)");
+                return false;
+            }
+            if (r.statusCode() == 500 && r.body().contains("\"internal\"")) {
+                why.append("the server answered 500 {\"code\":\"internal\"} for PUT /v1/workspaces/{ws}/artifacts/files/{path};"
+                        + " this build answers every unknown route that way (Helidon's NotFoundException reaches the"
+                        + " catch-all error handler), so the artifact HTTP routes are not wired in this build (branch"
+                        + " artifacts-wiring)");
+                return false;
+            }
+            if (r.statusCode() / 100 != 2) {
+                why.append("probe PUT answered HTTP ").append(r.statusCode()).append(": ").append(r.body());
+                return false;
+            }
+            created.add("bench/probe");
+            return true;
+        } catch (IOException e) {
+            why.append("probe PUT failed: ").append(e.getMessage());
+            return false;
+        }
+    }
+
+    /** Every artifact row, skipped, with the reason. */
+    static void skipAll(Run run, String provider, String why) {
+        for (String n : NAMES) {
+            run.scenario(n, Row.US, 0, null, () -> Row.of(n, Row.US).put("provider", provider).put("skipped", true)
+                    .note("SKIPPED (" + provider + "): " + why));
+        }
+    }
+
+    void runAll() {
+        Options o = run.options;
+        int[] counts = o.quick() ? new int[] {10, 5, 2} : new int[] {50, 30, 10};
+        Random rnd = new Random(42);
+        for (int k = 0; k < SIZES.length; k++) {
+            int size = SIZES[k];
+            int n = counts[k];
+            byte[] data = new byte[size];
+            rnd.nextBytes(data);
+            String put = "artifact.put." + LABELS[k];
+            String get = "artifact.get." + LABELS[k];
+            String path = "bench/blob-" + LABELS[k];
+            run.scenario(put, Row.US, n, target.api(), () -> binding(put, n, size, i -> {
+                HttpResponse<Void> r = send("PUT", files(path), HttpRequest.BodyPublishers.ofByteArray(data),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() / 100 != 2) {
+                    throw new IOException("PUT answered " + r.statusCode());
+                }
+                created.add(path);
+            }).note("binding plane: the bytes stream through the server to the " + provider + " provider"));
+            run.scenario(get, Row.US, n, target.api(), () -> binding(get, n, size, i -> {
+                HttpResponse<byte[]> r = send("GET", files(path), HttpRequest.BodyPublishers.noBody(),
+                        HttpResponse.BodyHandlers.ofByteArray());
+                if (r.statusCode() != 200 || r.body().length != size) {
+                    throw new IOException("GET answered " + r.statusCode() + " with " + r.body().length + " bytes");
+                }
+                if (i == 0 && !Arrays.equals(r.body(), data)) {
+                    throw new IOException("downloaded bytes differ from the uploaded ones");
+                }
+            }).note("binding plane download; the first is compared byte for byte"));
+        }
+        run.scenario("artifact.multipart.64m", Row.US, o.quick() ? 1 : 3, target.api(), () -> multipart(o.quick() ? 1 : 3));
+        cleanup();
+    }
+
+    private Row binding(String name, int n, int size, Load.Op op) {
+        Load.Measured m = Load.serial(2, n, Duration.ofSeconds(120), op);
+        double secs = m.elapsedNanos() / 1e9;
+        return Row.of(name, Row.US, m).put("provider", provider).put("bytes", size)
+                .put("mb_per_s", m.ok() * (double) size / (1 << 20) / secs)
+                .note("serial, " + provider + " provider; MB = 2^20 bytes; 2 warm-up transfers excluded");
+    }
+
+    private Row multipart(int n) throws Exception {
+        int size = 64 << 20;
+        int part = 8 << 20;
+        byte[] data = new byte[size];
+        new Random(7).nextBytes(data);
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(data);
+        ConcurrentHistogram h = new ConcurrentHistogram(3);
+        ConcurrentHistogram parts = new ConcurrentHistogram(3);
+        long errors = 0;
+        String firstError = null;
+        long bytes = 0;
+        long totalNanos = 0;
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            for (int i = 0; i < n; i++) {
+                String path = "bench/multipart-" + i;
+                long t0 = System.nanoTime();
+                try {
+                    HttpResponse<String> init = send("POST", URI.create(ws.uri() + "/artifacts/uploads"),
+                            HttpRequest.BodyPublishers.ofString("{\"path\":" + JsonText.quote(path) + ",\"size\":" + size
+                                    + ",\"part_size\":" + part + ",\"content_type\":\"application/octet-stream\"}"),
+                            HttpResponse.BodyHandlers.ofString());
+                    if (init.statusCode() / 100 != 2) {
+                        throw new IOException("initiate answered " + init.statusCode() + ": " + init.body());
+                    }
+                    JsonObject up = JsonText.parseObject(init.body());
+                    String id = up.containsKey("id") ? up.getString("id") : up.getString("upload_id");
+                    List<Future<String[]>> puts = new ArrayList<>();
+                    for (JsonValue pv : up.getJsonArray("parts")) {
+                        JsonObject p = pv.asJsonObject();
+                        int number = p.getInt("number");
+                        long offset = p.containsKey("offset") ? p.getJsonNumber("offset").longValue() : (long) (number - 1) * part;
+                        long length = p.containsKey("length") ? p.getJsonNumber("length").longValue()
+                                : Math.min(part, size - offset);
+                        URI url = ws.uri().resolve(p.getString("url"));
+                        puts.add(pool.submit(() -> {
+                            long p0 = System.nanoTime();
+                            HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofMinutes(2))
+                                    .PUT(HttpRequest.BodyPublishers.ofByteArray(data, (int) offset, (int) length)).build(),
+                                    HttpResponse.BodyHandlers.ofString());
+                            if (r.statusCode() / 100 != 2) {
+                                throw new IOException("part " + number + " answered " + r.statusCode() + ": " + r.body());
+                            }
+                            parts.recordValue(System.nanoTime() - p0);
+                            String etag = r.headers().firstValue("ETag").orElse("").replace("\"", "");
+                            return new String[] {Integer.toString(number), etag};
+                        }));
+                    }
+                    StringBuilder body = new StringBuilder("{\"parts\":[");
+                    for (int k = 0; k < puts.size(); k++) {
+                        String[] ne = puts.get(k).get();
+                        body.append(k == 0 ? "" : ",").append("{\"number\":").append(ne[0]).append(",\"etag\":")
+                                .append(JsonText.quote(ne[1])).append('}');
+                    }
+                    body.append("]}");
+                    HttpResponse<String> done = send("POST", URI.create(ws.uri() + "/artifacts/uploads/" + id + "/complete"),
+                            HttpRequest.BodyPublishers.ofString(body.toString()), HttpResponse.BodyHandlers.ofString());
+                    if (done.statusCode() / 100 != 2) {
+                        throw new IOException("complete answered " + done.statusCode() + ": " + done.body());
+                    }
+                    created.add(path);
+                    long dt = System.nanoTime() - t0;
+                    HttpResponse<byte[]> back = send("GET", files(path), HttpRequest.BodyPublishers.noBody(),
+                            HttpResponse.BodyHandlers.ofByteArray());
+                    if (back.statusCode() != 200 || !Arrays.equals(MessageDigest.getInstance("SHA-256").digest(back.body()), digest)) {
+                        throw new IOException("downloaded object differs (HTTP " + back.statusCode() + ", "
+                                + back.body().length + " bytes)");
+                    }
+                    h.recordValue(dt);
+                    totalNanos += dt;
+                    bytes += size;
+                    Progress.tick();
+                } catch (Exception e) {
+                    errors++;
+                    firstError = firstError == null ? Load.describe(e) : firstError;
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        Row r = Row.of("artifact.multipart.64m", Row.US).n(n).errors(errors).latency(h).put("provider", provider)
+                .put("mb_per_s", totalNanos == 0 ? null : bytes / (double) (1 << 20) / (totalNanos / 1e9))
+                .put("part_p50_ms", parts.getTotalCount() == 0 ? null : Row.ms(parts.getValueAtPercentile(50)))
+                .note("64 MiB in 8 parts of 8 MiB on the part URLs the server handed out, 8 in parallel, then complete;"
+                        + " MB/s over initiate..complete; then downloaded and compared by SHA-256 (not timed)")
+                .note(firstError);
+        if (totalNanos > 0) {
+            r.throughput(bytes / (double) size / (totalNanos / 1e9));
+        }
+        return r;
+    }
+
+    /** Deletes what the scenarios wrote (the workspace deletion would too); returns how many went. */
+    int cleanup() {
+        int deleted = 0;
+        for (String p : new java.util.LinkedHashSet<>(created)) {
+            try {
+                HttpResponse<Void> r = send("DELETE", files(p), HttpRequest.BodyPublishers.noBody(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() / 100 == 2) {
+                    deleted++;
+                }
+            } catch (IOException e) {
+                // the workspace deletion removes it anyway
+            }
+        }
+        DELETED.merge(provider, deleted, Integer::sum);
+        created.clear();
+        return deleted;
+    }
+
+    /** Artifacts deleted at cleanup, by provider (for the teardown record). */
+    static final ConcurrentHashMap<String, Integer> DELETED = new ConcurrentHashMap<>();
+
+    private URI files(String path) {
+        return URI.create(ws.uri() + "/artifacts/files/" + path);
+    }
+
+    private <T> HttpResponse<T> send(String method, URI uri, HttpRequest.BodyPublisher body,
+                                     HttpResponse.BodyHandler<T> handler) throws IOException {
+        try {
+            return http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(2))
+                    .header("Authorization", "Bearer " + ws.admin().token())
+                    .header("Content-Type", "application/octet-stream")
+                    .method(method, body).build(), handler);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    /** Starts S3Proxy from {@code jar} on a free port with the filesystem store under {@code dir}. */
+    static S3Proxy startS3Proxy(Path jar, Path dir) throws IOException {
+        int port = Child.freePort();
+        Path data = Files.createDirectories(dir.resolve("s3proxy-data"));
+        Properties p = new Properties();
+        p.setProperty("s3proxy.endpoint", "http://127.0.0.1:" + port);
+        p.setProperty("s3proxy.authorization", "aws-v2-or-v4");
+        p.setProperty("s3proxy.identity", S3_IDENTITY);
+        p.setProperty("s3proxy.credential", S3_CREDENTIAL);
+        p.setProperty("jclouds.provider", "filesystem");
+        p.setProperty("jclouds.filesystem.basedir", data.toString());
+        p.setProperty("jclouds.identity", "local");
+        p.setProperty("jclouds.credential", "local");
+        Path props = dir.resolve("s3proxy.properties");
+        try (OutputStream out = Files.newOutputStream(props)) {
+            p.store(out, "S3Proxy for the bench");
+        }
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Child c = Child.start("s3proxy", List.of(java, "-Xmx1g", "-jar", jar.toString(), "--properties", props.toString()),
+                dir.resolve("s3proxy.log"), Duration.ofSeconds(60), () -> Child.listening(port));
+        return new S3Proxy(c, "http://127.0.0.1:" + port);
+    }
+
+    /** A running S3Proxy and its endpoint URL. */
+    record S3Proxy(Child child, String endpoint) {
+    }
+}

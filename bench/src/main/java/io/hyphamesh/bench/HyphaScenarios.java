@@ -1,0 +1,576 @@
+package io.hyphamesh.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.client.ClientOptions;
+import io.hyphamesh.client.ConnectionState;
+import io.hyphamesh.client.Doc;
+import io.hyphamesh.client.DocValue;
+import io.hyphamesh.client.HyphaClient;
+import io.hyphamesh.client.Log;
+import io.hyphamesh.client.LogPage;
+import io.hyphamesh.client.Subscription;
+import jakarta.json.Json;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonString;
+import jakarta.json.JsonValue;
+import org.HdrHistogram.ConcurrentHistogram;
+
+/**
+ * Our scenarios of BENCH.md, each through the real JVM client over loopback on the throwaway
+ * workspace. Main thread only (scenarios start their own threads and join them).
+ */
+final class HyphaScenarios {
+    static final Duration TIMEOUT = Duration.ofSeconds(30);
+    static final int RPC_IN_FLIGHT = 32;
+    static final int APPEND_IN_FLIGHT = 32;
+    static final int CONTENDERS = 16;
+    static final int CAS_COMMITS = 800;
+    static final int PAGE = 1000;
+    static final String DURABLE = "durable: acknowledged after the group commit's fsync (storage.durable=true)";
+
+    private final Run run;
+    private final Options o;
+    private final HyphaTarget target;
+    private final HyphaTarget.Workspace ws;
+    private final ControlApi api;
+    private final String warm;
+
+    HyphaScenarios(Run run, HyphaTarget target, HyphaTarget.Workspace ws) {
+        this.run = run;
+        this.o = run.options;
+        this.target = target;
+        this.ws = ws;
+        this.api = target.api();
+        this.warm = Load.warmupNote(o.warmup());
+    }
+
+    /**
+     * Warms both JVMs (JIT of client and server) with a mix of every operation for {@code d}, recorded
+     * nowhere, so that the first scenario is not measured on a cold JIT. Returns the operations run.
+     */
+    long warmJvm(Duration d) throws Exception {
+        HyphaClient provider = ws.connect("bench-warm-provider");
+        HyphaClient c = ws.connect("bench-warm");
+        provider.register("warm", List.of("noop", "echo"),
+                call -> call.method().equals("echo") ? call.args().asJsonArray().get(0) : JsonValue.NULL);
+        JsonString payload = Json.createValue("x".repeat(1024));
+        Log log = c.log("bench-warm");
+        Doc doc = c.doc("bench-warm");
+        Progress.begin("jvm warm-up", 0);
+        long end = System.nanoTime() + d.toNanos();
+        long ops = 0;
+        for (long i = 0; System.nanoTime() < end; i++) {
+            List<CompletableFuture<?>> burst = new ArrayList<>();
+            for (int k = 0; k < 32; k++) {
+                burst.add(c.callAsync("warm", "noop", TIMEOUT));
+                burst.add(log.appendAsync(body(i)));
+                burst.add(doc.incrAsync("/n", java.math.BigDecimal.ONE, Optional.empty()));
+            }
+            for (CompletableFuture<?> f : burst) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    // a warm-up failure is seen again, and counted, in the scenarios
+                }
+            }
+            try {
+                c.call("warm", "echo", TIMEOUT, payload);
+                c.call("warm", "noop", TIMEOUT);
+                log.append(body(i), TIMEOUT);
+                log.read(Math.max(1, i * 32 - 200), 100, TIMEOUT);
+                doc.get(TIMEOUT);
+            } catch (RuntimeException e) {
+                // as above
+            }
+            ops += burst.size() + 5;
+            Progress.add(burst.size() + 5);
+        }
+        provider.close();
+        c.close();
+        Progress.end(String.format(java.util.Locale.ROOT, "  jvm warm-up: %,d operations in %d s (not recorded)", ops,
+                d.toSeconds()));
+        return ops;
+    }
+
+    void rpc() throws Exception {
+        if (!o.anySelected("rpc")) {
+            return;
+        }
+        HyphaClient provider = ws.connect("bench-provider");
+        HyphaClient consumer = ws.connect("bench-consumer");
+        provider.register("bench", List.of("noop", "echo"),
+                call -> call.method().equals("echo") ? call.args().asJsonArray().get(0) : JsonValue.NULL);
+        JsonString payload = Json.createValue("x".repeat(1024));
+        String path = "consumer socket -> server -> provider socket (another client) -> back";
+        run.scenario("rpc.noop.serial", Row.US, o.maxOps(), api, () -> Row.of("rpc.noop.serial", Row.US,
+                Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> consumer.call("bench", "noop", TIMEOUT)))
+                .note("1 in flight; " + path).note(warm).note("no durable write"));
+        run.scenario("rpc.echo1k.serial", Row.US, o.maxOps(), api, () -> Row.of("rpc.echo1k.serial", Row.US,
+                Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> {
+                    JsonValue r = consumer.call("bench", "echo", TIMEOUT, payload);
+                    if (!(r instanceof JsonString s) || s.getString().length() != 1024) {
+                        throw new IllegalStateException("echo answered something else");
+                    }
+                })).note("1 KB string echoed, 1 in flight").note(warm));
+        long[] concurrentRate = {0};
+        run.scenario("rpc.noop.concurrent", Row.US, o.maxOps() * 2, api, () -> {
+            Row r = Row.of("rpc.noop.concurrent", Row.US, Load.concurrent(RPC_IN_FLIGHT, o.warmup(), o.maxOps() * 2,
+                    o.duration(), i -> consumer.callAsync("bench", "noop", TIMEOUT)));
+            concurrentRate[0] = r.number("throughput_per_s").orElse(0.0).longValue();
+            return r.note(RPC_IN_FLIGHT + " in flight on one consumer socket (closed loop)").note(warm);
+        });
+        double rate = o.rate() > 0 ? o.rate() : Math.max(100, concurrentRate[0] / 2);
+        run.scenario("rpc.noop.openloop", Row.US, (long) (rate * o.duration().toMillis() / 1000), api, () ->
+                openLoopRow("rpc.noop.openloop", rate, i -> consumer.callAsync("bench", "noop", TIMEOUT))
+                        .note("noop calls on one consumer socket"));
+        provider.close();
+        consumer.close();
+    }
+
+    private Row openLoopRow(String name, double rate, Load.AsyncOp op) {
+        Duration warmup = Duration.ofMillis(o.quick() ? 300 : 1000);
+        Row r = Row.of(name, Row.US, Load.openLoop(rate, o.duration(), warmup, 1000, op));
+        return r.put("mode", "open-loop").put("target_rate_per_s", rate)
+                .note(String.format(java.util.Locale.ROOT, "open loop at %.0f/s (%s), latency from the intended send time"
+                        + " (coordinated omission corrected); first %d ms excluded as warm-up", rate,
+                        o.rate() > 0 ? "--rate" : "half the closed-loop concurrent rate", warmup.toMillis()));
+    }
+
+    void logAppend() throws Exception {
+        if (!o.anySelected("log.append")) {
+            return;
+        }
+        HyphaClient c = ws.connect("bench-writer");
+        Log log = c.log("bench-append");
+        run.scenario("log.append.serial", Row.US, o.maxOps(), api, () -> Row.of("log.append.serial", Row.US,
+                Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> log.append(body(i), TIMEOUT)))
+                .note("1 in flight, body {\"n\":i}").note(DURABLE).note(warm));
+        long[] concurrentRate = {0};
+        run.scenario("log.append.concurrent", Row.US, o.maxOps() * 2, api, () -> {
+            Row r = Row.of("log.append.concurrent", Row.US, Load.concurrent(APPEND_IN_FLIGHT, o.warmup(),
+                    o.maxOps() * 2, o.duration(), i -> log.appendAsync(body(i))));
+            concurrentRate[0] = r.number("throughput_per_s").orElse(0.0).longValue();
+            return r.note(APPEND_IN_FLIGHT + " in flight on one socket, one Log (closed loop)").note(DURABLE).note(warm);
+        });
+        double rate = o.rate() > 0 ? o.rate() : Math.max(100, concurrentRate[0] / 2);
+        run.scenario("log.append.openloop", Row.US, (long) (rate * o.duration().toMillis() / 1000), api, () ->
+                openLoopRow("log.append.openloop", rate, i -> log.appendAsync(body(i))).note(DURABLE));
+        c.close();
+    }
+
+    static JsonObject body(long i) {
+        return Json.createObjectBuilder().add("n", i).build();
+    }
+
+    void logTail() throws Exception {
+        if (!o.selected("log.tail")) {
+            return;
+        }
+        HyphaClient writer = ws.connect("bench-tail-writer");
+        HyphaClient reader = ws.connect("bench-tail-reader");
+        Log log = writer.log("bench-tail");
+        log.append(body(0), TIMEOUT);
+        long n = Math.min(o.maxOps(), o.quick() ? 300 : 3000);
+        run.scenario("log.tail", Row.US, n, api, () -> {
+            ConcurrentHistogram h = new ConcurrentHistogram(3);
+            Semaphore delivered = new Semaphore(0);
+            AtomicBoolean recording = new AtomicBoolean();
+            Subscription sub = reader.log("bench-tail").subscribe(log.info(TIMEOUT).last(), rec -> {
+                long t0 = rec.body().asJsonObject().getJsonNumber("t").longValue();
+                if (recording.get()) {
+                    h.recordValue(System.nanoTime() - t0);
+                    Progress.tick();
+                }
+                delivered.release();
+            });
+            long errors = 0;
+            String firstError = null;
+            List<CompletableFuture<Long>> acks = new ArrayList<>();
+            long start = 0;
+            long end = System.nanoTime() + o.duration().toNanos() + TimeUnit.SECONDS.toNanos(o.quick() ? 2 : 10);
+            long attempts = 0;
+            for (long i = 0; i < o.warmup() + n && System.nanoTime() < end; i++) {
+                if (i == o.warmup()) {
+                    recording.set(true);
+                    start = System.nanoTime();
+                }
+                if (recording.get()) {
+                    attempts++;
+                }
+                CompletableFuture<Long> ack = log.appendAsync(Json.createObjectBuilder().add("t", System.nanoTime()).build());
+                if (recording.get()) {
+                    acks.add(ack);
+                }
+                if (!delivered.tryAcquire(5, TimeUnit.SECONDS)) {
+                    errors++;
+                    firstError = firstError == null ? "entry not delivered to the subscriber within 5 s" : firstError;
+                }
+            }
+            long elapsed = System.nanoTime() - start;
+            for (CompletableFuture<Long> a : acks) {
+                try {
+                    a.get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    errors++;
+                    firstError = firstError == null ? "append failed: " + Load.describe(e) : firstError;
+                }
+            }
+            sub.close();
+            Row r = Row.of("log.tail", Row.US).n(attempts).errors(errors).latency(h).throughput(h.getTotalCount() / (elapsed / 1e9));
+            return r.note("append on one socket -> delivery to a live subscriber on another socket; one at a time;"
+                    + " latency from before the append to the listener").note(warm).note(firstError);
+        });
+        writer.close();
+        reader.close();
+    }
+
+    /** log.read.page and log.replay over one Log of {@code --entries} entries, filled first. */
+    void logReadReplay() throws Exception {
+        if (!o.anySelected("log.read") && !o.anySelected("log.replay")) {
+            return;
+        }
+        long n = o.entries();
+        HyphaClient c = ws.connect("bench-reader");
+        String name = "bench-big-" + n;
+        Log log = c.log(name);
+        Progress.begin("fill " + name, n);
+        long t0 = System.nanoTime();
+        Semaphore inFlight = new Semaphore(8);
+        AtomicReference<Throwable> fillError = new AtomicReference<>();
+        for (long first = 0; first < n && fillError.get() == null; first += PAGE) {
+            List<JsonObject> batch = new ArrayList<>(PAGE);
+            for (long i = first; i < Math.min(n, first + PAGE); i++) {
+                batch.add(body(i));
+            }
+            inFlight.acquireUninterruptibly();
+            int size = batch.size();
+            log.appendAllAsync(batch).whenComplete((s, e) -> {
+                if (e != null) {
+                    fillError.compareAndSet(null, e);
+                } else {
+                    Progress.add(size);
+                }
+                inFlight.release();
+            });
+        }
+        inFlight.acquireUninterruptibly(8);
+        double fillSeconds = (System.nanoTime() - t0) / 1e9;
+        String fill = String.format(java.util.Locale.ROOT, "Log filled with %,d entries by append_all of %d (8 in flight) in"
+                + " %.1f s = %,.0f entries/s durable", n, PAGE, fillSeconds, n / fillSeconds);
+        Progress.end("  filled " + name + ": " + fill);
+        if (fillError.get() != null) {
+            String why = "fill failed: " + Load.describe(fillError.get());
+            run.scenario("log.read.page", Row.US, n, api, () -> Row.of("log.read.page", Row.US).errors(1).note(why));
+            run.scenario("log.replay", Row.US, n, api, () -> Row.of("log.replay", Row.US).errors(1).note(why));
+            c.close();
+            return;
+        }
+        run.scenario("log.read.page", Row.US, n, api, () -> {
+            ConcurrentHistogram h = new ConcurrentHistogram(3);
+            long read = 0;
+            long pages = 0;
+            long errors = 0;
+            String firstError = null;
+            long from = 1;
+            long start = System.nanoTime();
+            while (read < n) {
+                long p0 = System.nanoTime();
+                LogPage page;
+                try {
+                    page = log.read(from, PAGE, TIMEOUT);
+                } catch (HyphaException e) {
+                    errors++;
+                    firstError = firstError == null ? Load.describe(e) : firstError;
+                    if (errors > 10) {
+                        break;
+                    }
+                    continue;
+                }
+                h.recordValue(System.nanoTime() - p0);
+                pages++;
+                read += page.entries().size();
+                Progress.add(page.entries().size());
+                if (page.next().isEmpty() || page.entries().isEmpty()) {
+                    break;
+                }
+                from = page.next().getAsLong();
+            }
+            double secs = (System.nanoTime() - start) / 1e9;
+            if (read < n && firstError == null) {
+                firstError = "read only " + read + " of " + n + " entries";
+                errors++;
+            }
+            return Row.of("log.read.page", Row.US).n(read).errors(errors).latency(h).throughput(read / secs)
+                    .put("pages", pages).put("page_size", PAGE)
+                    .note("throughput in entries/s; latencies are per page of " + PAGE + " (one request each, serial)")
+                    .note("single pass, no warm-up").note(fill).note(firstError);
+        });
+        run.scenario("log.replay", Row.US, n, api, () -> replay(log.name(), n, fill));
+        c.close();
+    }
+
+    private Row replay(String logName, long n, String fill) throws Exception {
+        AtomicBoolean dropped = new AtomicBoolean();
+        AtomicBoolean closing = new AtomicBoolean();
+        int credit = 10_000;
+        HyphaClient r = ws.connect("bench-replayer", ClientOptions.builder().logCredit(credit).requestTimeout(TIMEOUT).build());
+        r.onStateChange(s -> {
+            if (!closing.get() && (s == ConnectionState.RECONNECTING || s == ConnectionState.CLOSED)) {
+                dropped.set(true);
+            }
+        });
+        AtomicLong count = new AtomicLong();
+        AtomicLong lastSeq = new AtomicLong();
+        AtomicLong firstNanos = new AtomicLong();
+        AtomicLong outOfOrder = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(1);
+        long start = System.nanoTime();
+        Subscription sub = r.log(logName).subscribe(0, rec -> {
+            if (count.get() == 0) {
+                firstNanos.set(System.nanoTime());
+            }
+            if (rec.seq() != lastSeq.get() + 1) {
+                outOfOrder.incrementAndGet();
+            }
+            lastSeq.set(rec.seq());
+            Progress.tick();
+            if (count.incrementAndGet() == n) {
+                done.countDown();
+            }
+        });
+        long budget = Math.max(30, n / 2000);
+        boolean complete = done.await(budget, TimeUnit.SECONDS);
+        double secs = (System.nanoTime() - start) / 1e9;
+        closing.set(true);
+        sub.close();
+        r.close();
+        long got = count.get();
+        Row row = Row.of("log.replay", Row.US).n(got).errors((complete ? 0 : n - got) + outOfOrder.get())
+                .throughput(got / secs).put("socket_dropped", dropped.get())
+                .put("first_entry_ms", Row.ms(firstNanos.get() - start)).put("credit", credit)
+                .note("subscribe from seq 0 on a " + String.format(java.util.Locale.ROOT, "%,d", n)
+                        + "-entry Log until caught up; entries/s from the subscribe call to the last entry delivered")
+                .note("client credit " + credit + " (the server's max-credit); listener does no work")
+                .note(dropped.get() ? "the socket DROPPED during the replay" : "socket never dropped").note(fill);
+        if (!complete) {
+            row.note("only " + got + " of " + n + " entries arrived within " + budget + " s");
+        }
+        if (outOfOrder.get() > 0) {
+            row.note(outOfOrder.get() + " entries out of order or with a gap");
+        }
+        return row;
+    }
+
+    void docs() throws Exception {
+        if (!o.anySelected("doc")) {
+            return;
+        }
+        if (o.selected("doc.cas.serial")) {
+            HyphaClient c = ws.connect("bench-doc");
+            Doc d = c.doc("bench-cas-serial");
+            long[] version = {d.put(Json.createObjectBuilder().add("n", 0).build(), TIMEOUT)};
+            run.scenario("doc.cas.serial", Row.US, o.maxOps(), api, () -> Row.of("doc.cas.serial", Row.US,
+                    Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> version[0] = d.cas(version[0], body(i), TIMEOUT)))
+                    .note("CAS on one Doc with the version of the previous commit, 1 in flight, uncontended")
+                    .note(DURABLE).note(warm));
+            c.close();
+        }
+        if (o.selected("doc.cas.contended") || o.selected("doc.incr.contended")) {
+            List<HyphaClient> cs = new ArrayList<>();
+            for (int i = 0; i < CONTENDERS; i++) {
+                cs.add(ws.connect("bench-contender-" + i));
+            }
+            run.scenario("doc.cas.contended", Row.US, CAS_COMMITS, api, () -> casContended(cs));
+            run.scenario("doc.incr.contended", Row.US, incrTotal(o), api, () -> incrContended(cs));
+            for (HyphaClient c : cs) {
+                c.close();
+            }
+        }
+    }
+
+    static long incrTotal(Options o) {
+        return o.quick() ? 1600 : 16_000;
+    }
+
+    private Row casContended(List<HyphaClient> cs) {
+        String name = "bench-counter-" + HyphaTarget.randomHex(3);
+        cs.get(0).doc(name).put(Json.createObjectBuilder().add("n", 0).build(), TIMEOUT);
+        AtomicLong conflicts = new AtomicLong();
+        AtomicLong casRequests = new AtomicLong();
+        AtomicLong commits = new AtomicLong();
+        Load.Measured m = Load.threads(CONTENDERS, CAS_COMMITS, Duration.ofSeconds(o.quick() ? 20 : 120), (w, i) -> {
+            Doc d = cs.get(w).doc(name);
+            DocValue v = d.get(TIMEOUT);
+            long version = v.version();
+            long value = v.value().asJsonObject().getJsonNumber("n").longValue();
+            for (int attempt = 0; ; attempt++) {
+                casRequests.incrementAndGet();
+                try {
+                    d.cas(version, Json.createObjectBuilder().add("n", value + 1).build(), TIMEOUT);
+                    commits.incrementAndGet();
+                    return;
+                } catch (HyphaException e) {
+                    if (e.code() != ErrorCode.CONFLICT || attempt > 10_000) {
+                        throw e;
+                    }
+                    conflicts.incrementAndGet();
+                    version = e.currentVersion().orElseThrow();
+                    value = e.currentValue().orElseThrow().asJsonObject().getJsonNumber("n").longValue();
+                }
+            }
+        });
+        long fin = cs.get(0).doc(name).get(TIMEOUT).value().asJsonObject().getJsonNumber("n").longValue();
+        long k = commits.get();
+        long attempts = casRequests.get();
+        return Row.of("doc.cas.contended", Row.US, m).put("commits", k).put("conflicts", conflicts.get())
+                .put("conflict_rate", attempts == 0 ? 0.0 : conflicts.get() / (double) attempts)
+                .put("cas_requests", attempts).put("final_value", fin).put("final_exact", fin == k && k == CAS_COMMITS)
+                .note(CONTENDERS + " connections race CAS on one counter until " + CAS_COMMITS + " commits; a get first,"
+                        + " then each conflict answer's current version and value are used for the retry (no extra get)")
+                .note("throughput in commits/s; latency per commit including its retries").note("no warm-up")
+                .note(DURABLE);
+    }
+
+    private Row incrContended(List<HyphaClient> cs) {
+        String name = "bench-incr-" + HyphaTarget.randomHex(3);
+        long total = incrTotal(o);
+        AtomicLong floorsOrConflicts = new AtomicLong();
+        Load.Measured m = Load.threads(CONTENDERS, total, Duration.ofSeconds(o.quick() ? 20 : 120), (w, i) -> {
+            try {
+                cs.get(w).doc(name).incr("/n", 1, TIMEOUT);
+            } catch (HyphaException e) {
+                if (e.code() == ErrorCode.CONFLICT || e.code() == ErrorCode.FLOOR) {
+                    floorsOrConflicts.incrementAndGet();
+                }
+                throw e;
+            }
+        });
+        JsonValue v = cs.get(0).doc(name).get(TIMEOUT).value();
+        long fin = v instanceof JsonObject jo && jo.get("n") instanceof JsonNumber num ? num.longValue() : -1;
+        return Row.of("doc.incr.contended", Row.US, m).put("commits", m.ok()).put("conflicts", floorsOrConflicts.get())
+                .put("final_value", fin).put("final_exact", fin == m.ok() && m.ok() == total)
+                .note(CONTENDERS + " connections incr /n of one Doc by 1, one in flight each, " + total + " in total")
+                .note("server-side atomic increment: one request per commit").note("no warm-up").note(DURABLE);
+    }
+
+    void wsConnect() throws Exception {
+        if (!o.selected("ws.connect")) {
+            return;
+        }
+        ControlApi.Token t = ws.mint("bench-connect");
+        long n = o.quick() ? 60 : 300;
+        int warmup = o.quick() ? 10 : 30;
+        run.scenario("ws.connect", Row.US, n, api, () -> {
+            Load.Measured m = Load.serial(warmup, n, Duration.ofSeconds(o.quick() ? 5 : 30), i -> {
+                long t0 = System.nanoTime();
+                HyphaClient c = HyphaClient.connect(ws.uri(), t.token(), ClientOptions.builder().reconnect(false).build());
+                long dt = System.nanoTime() - t0;
+                c.close();
+                if (dt < 0) {
+                    throw new IllegalStateException("clock went backwards");
+                }
+            });
+            return Row.of("ws.connect", Row.US, m).note("HyphaClient.connect to a warm workspace: TCP + HTTP upgrade +"
+                    + " token check + hello frame; a new JDK HttpClient per connect, as the client does; the close is"
+                    + " inside the timing").note("warm-up " + warmup + " connects excluded");
+        });
+    }
+
+    void presence() throws Exception {
+        if (!o.selected("presence.propagate")) {
+            return;
+        }
+        List<HyphaClient> watchers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            watchers.add(ws.connect("bench-watcher-" + i));
+        }
+        HyphaClient member = ws.connect("bench-member");
+        long n = o.quick() ? 100 : 1000;
+        int warmup = o.quick() ? 10 : 50;
+        run.scenario("presence.propagate", Row.US, n, api, () -> {
+            record Round(long i, String type, CountDownLatch seen, AtomicLong lastNanos) {
+            }
+            AtomicReference<Round> round = new AtomicReference<>();
+            List<Subscription> subs = new ArrayList<>();
+            for (HyphaClient w : watchers) {
+                subs.add(w.presence().subscribe(ev -> {
+                    Round r = round.get();
+                    if (r == null || !ev.member().client().equals("bench-member") || !ev.type().equals(r.type())) {
+                        return;
+                    }
+                    if (r.type().equals("join") && !(ev.member().meta() instanceof JsonObject m
+                            && m.getJsonNumber("i") != null && m.getJsonNumber("i").longValue() == r.i())) {
+                        return;
+                    }
+                    r.lastNanos().accumulateAndGet(System.nanoTime(), Math::max);
+                    r.seen().countDown();
+                }));
+            }
+            ConcurrentHistogram h = new ConcurrentHistogram(3);
+            long errors = 0;
+            long attempts = 0;
+            String firstError = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.quick() ? 8 : 60);
+            long start = System.nanoTime();
+            for (long i = 0; i < warmup + n && System.nanoTime() < deadline; i++) {
+                boolean measured = i >= warmup;
+                if (i == warmup) {
+                    start = System.nanoTime();
+                }
+                attempts += measured ? 1 : 0;
+                try {
+                    Round join = new Round(i, "join", new CountDownLatch(3), new AtomicLong());
+                    round.set(join);
+                    long t0 = System.nanoTime();
+                    member.presence().set(Json.createObjectBuilder().add("i", i).build(), TIMEOUT);
+                    if (!join.seen().await(5, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("join not seen by all 3 subscribers within 5 s");
+                    }
+                    if (measured) {
+                        h.recordValue(join.lastNanos().get() - t0);
+                        Progress.tick();
+                    }
+                    Round leave = new Round(i, "leave", new CountDownLatch(3), new AtomicLong());
+                    round.set(leave);
+                    member.presence().leave(TIMEOUT);
+                    if (!leave.seen().await(5, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("leave not seen by all 3 subscribers within 5 s");
+                    }
+                } catch (Exception e) {
+                    if (measured) {
+                        errors++;
+                        firstError = firstError == null ? Load.describe(e) : firstError;
+                    }
+                }
+            }
+            double secs = (System.nanoTime() - start) / 1e9;
+            for (Subscription s : subs) {
+                s.close();
+            }
+            return Row.of("presence.propagate", Row.US).n(attempts).errors(errors).latency(h)
+                    .throughput(h.getTotalCount() / secs)
+                    .note("presence.set (a join) by one client -> the join event seen by the last of 3 subscribers on"
+                            + " their own sockets; a leave (not timed) between rounds; throughput counts join+leave cycles")
+                    .note("warm-up " + warmup + " rounds excluded").note(firstError);
+        });
+        member.close();
+        for (HyphaClient w : watchers) {
+            w.close();
+        }
+    }
+
+}

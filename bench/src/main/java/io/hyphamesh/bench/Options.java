@@ -1,0 +1,168 @@
+package io.hyphamesh.bench;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The harness's command line. Immutable once parsed; {@link #usage()} is the {@code --help} text.
+ *
+ * @param quick         smoke run: every scenario, small sizes, under a minute
+ * @param label         first part of the result file names
+ * @param filters       scenario name prefixes to run (empty: all)
+ * @param entries       N for log.read.page / log.replay
+ * @param duration      cap on the measured phase of each latency scenario
+ * @param maxOps        cap on the measured operations of each latency scenario
+ * @param rate          open-loop rate per second (0: half of the closed-loop concurrent rate)
+ * @param wsTarget      ws.max target (capped by the open-file limit)
+ * @param peers         peer systems to run beside ours (nats, redis)
+ * @param server        an already running server instead of starting one
+ * @param rootToken     root token of {@code server}
+ * @param serverJar     the server jar to start
+ * @param resultsDir    where the JSON and CSV go
+ * @param keepTemp      keep the temp directory (data dirs, logs) after the run
+ * @param s3            run the artifact scenarios on an S3Proxy endpoint too
+ * @param strict        exit 1 when any of our scenarios counted an error (not only when one failed outright)
+ */
+record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
+               double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
+               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict) {
+
+    static final List<String> PEERS = List.of("nats", "redis");
+
+    static String usage() {
+        return """
+                usage: ./hypha bench [options]
+                  --quick                 every scenario once with small sizes (smoke run, under a minute)
+                  --only a,b              run scenarios whose name starts with one of these (e.g. rpc,log.append)
+                  --label NAME            result file prefix (default: quick or full)
+                  --entries N             entries for log.read.page / log.replay (default 1000000, quick 20000)
+                  --duration SECONDS      cap on each latency scenario's measured phase (default 5, quick 1)
+                  --ops N                 cap on each latency scenario's measured operations (default 100000, quick 1500)
+                  --rate N                open-loop rate per second (default: half the closed-loop concurrent rate)
+                  --ws-target N           sockets ws.max ramps to (default 50000, quick 300; capped by the open-file limit)
+                  --peers nats,redis      run the mapped operations on these peers too (skipped when not installed)
+                  --server URL            use a running server instead of starting one (needs --root-token)
+                  --root-token T          root token of --server
+                  --no-s3                 skip the S3Proxy half of the artifact scenarios
+                  --results DIR           where results go (default bench/results; quick runs bench/results/scratch)
+                  --keep                  keep the temp directory (server data, logs)
+                  --strict                exit 1 when any of our scenarios counted an error (default: only when
+                                          a scenario failed outright or the run stopped early)
+                """;
+    }
+
+    static Options parse(String[] args) {
+        Map<String, String> kv = new LinkedHashMap<>();
+        List<String> flags = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument '" + a + "'");
+            }
+            String key = a.substring(2);
+            if (key.contains("=")) {
+                kv.put(key.substring(0, key.indexOf('=')), key.substring(key.indexOf('=') + 1));
+            } else if (Set.of("quick", "keep", "no-s3", "strict", "help").contains(key)) {
+                flags.add(key);
+            } else if (i + 1 < args.length) {
+                kv.put(key, args[++i]);
+            } else {
+                throw new IllegalArgumentException("--" + key + " needs a value");
+            }
+        }
+        if (flags.contains("help")) {
+            throw new HelpRequested();
+        }
+        Set<String> known = Set.of("only", "label", "entries", "duration", "ops", "rate", "ws-target", "peers", "server",
+                "root-token", "results", "server-jar");
+        for (String k : kv.keySet()) {
+            if (!known.contains(k)) {
+                throw new IllegalArgumentException("unknown option --" + k + "\n" + usage());
+            }
+        }
+        boolean quick = flags.contains("quick");
+        List<String> filters = kv.containsKey("only") ? split(kv.get("only")) : List.of();
+        List<String> peers = kv.containsKey("peers") ? split(kv.get("peers")) : List.of();
+        for (String p : peers) {
+            if (!PEERS.contains(p)) {
+                throw new IllegalArgumentException("unknown peer '" + p + "' (known: " + PEERS + ")");
+            }
+        }
+        Optional<URI> server = Optional.ofNullable(kv.get("server")).map(URI::create);
+        Optional<String> root = Optional.ofNullable(kv.get("root-token"));
+        if (server.isPresent() && root.isEmpty()) {
+            throw new IllegalArgumentException("--server needs --root-token");
+        }
+        return new Options(quick,
+                kv.getOrDefault("label", quick ? "quick" : "full"),
+                filters,
+                Long.parseLong(kv.getOrDefault("entries", quick ? "20000" : "1000000")),
+                Duration.ofMillis((long) (Double.parseDouble(kv.getOrDefault("duration", quick ? "1" : "5")) * 1000)),
+                Long.parseLong(kv.getOrDefault("ops", quick ? "1500" : "100000")),
+                Double.parseDouble(kv.getOrDefault("rate", "0")),
+                Integer.parseInt(kv.getOrDefault("ws-target", quick ? "300" : "50000")),
+                Set.copyOf(peers),
+                server, root,
+                Path.of(kv.getOrDefault("server-jar", "modules/runtime/target/hypha-mesh.jar")),
+                Path.of(kv.getOrDefault("results", quick ? "bench/results/scratch" : "bench/results")),
+                flags.contains("keep"),
+                !flags.contains("no-s3"),
+                flags.contains("strict"));
+    }
+
+    /** True when scenario {@code name} is selected by {@code --only}. */
+    boolean selected(String name) {
+        if (filters.isEmpty()) {
+            return true;
+        }
+        for (String f : filters) {
+            if (name.startsWith(f)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when any scenario starting with {@code prefix} is selected. */
+    boolean anySelected(String prefix) {
+        if (filters.isEmpty()) {
+            return true;
+        }
+        for (String f : filters) {
+            if (f.startsWith(prefix) || prefix.startsWith(f)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Warm-up operations excluded from each latency scenario. */
+    int warmup() {
+        return quick ? 50 : 500;
+    }
+
+    private static List<String> split(String s) {
+        List<String> out = new ArrayList<>();
+        for (String p : s.split(",")) {
+            if (!p.isBlank()) {
+                out.add(p.trim().toLowerCase(Locale.ROOT));
+            }
+        }
+        return out;
+    }
+
+    /** Thrown for {@code --help}. */
+    static final class HelpRequested extends RuntimeException {
+        HelpRequested() {
+            super("help", null, false, false);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package io.hyphamesh.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import jakarta.json.Json;
+import jakarta.json.JsonArrayBuilder;
+import jakarta.json.JsonObjectBuilder;
+import jakarta.json.JsonValue;
+import jakarta.json.JsonWriter;
+import jakarta.json.stream.JsonGenerator;
+
+/**
+ * Writes a run as {@code <label>-<timestamp>.json} and {@code .csv} in the BENCH.md format, and
+ * prints the summary table (ours, peers, marks, ratio). Stateless.
+ */
+final class Report {
+    static final List<String> CSV_COLUMNS = List.of("name", "system", "provider", "n", "errors", "p50_ms", "p95_ms",
+            "p99_ms", "max_ms", "throughput_per_s", "mb_per_s", "peak", "failures", "conflicts", "final_exact", "skipped",
+            "mark", "mark_ratio", "notes");
+
+    private Report() {
+    }
+
+    /** Adds {@code mark} and {@code mark_ratio} to our rows that have a mark. */
+    static void applyMarks(Run run) {
+        for (Row r : run.rows()) {
+            if (!r.system().equals(Row.US)) {
+                continue;
+            }
+            Marks.of(r, run).ifPresent(m -> {
+                r.put("mark", m.text());
+                r.put("mark_ratio", m.ratio().map(v -> Row.round(v, 4)).orElse(null));
+                if (!m.detail().isBlank()) {
+                    r.put("mark_detail", m.detail());
+                }
+            });
+        }
+    }
+
+    static void write(Path json, Path csv, Map<String, Object> top) throws IOException {
+        Files.createDirectories(json.getParent());
+        StringWriter sw = new StringWriter();
+        try (JsonWriter w = Json.createWriterFactory(Map.of(JsonGenerator.PRETTY_PRINTING, true)).createWriter(sw)) {
+            w.write(toJson(top));
+        }
+        Files.writeString(json, sw.toString().strip() + "\n", StandardCharsets.UTF_8);
+        StringBuilder b = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> rows = (List<Map<String, Object>>) top.get("scenarios");
+        for (Map<String, Object> r : rows) {
+            List<String> cells = new ArrayList<>();
+            for (String c : CSV_COLUMNS) {
+                Object v = r.get(c);
+                cells.add(v == null ? "" : csv(String.valueOf(v)));
+            }
+            b.append(String.join(",", cells)).append('\n');
+        }
+        Files.writeString(csv, b.toString(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The raw samples beside the summary (outside git): every latency histogram, HdrHistogram's
+     * compressed encoding in base64, in nanoseconds, so percentile curves can be redrawn.
+     */
+    static void writeRaw(Path file, Run run) throws IOException {
+        List<Object> out = new ArrayList<>();
+        for (Row r : run.rows()) {
+            r.histogram().ifPresent(h -> {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(h.getNeededByteBufferCapacity());
+                int n = h.encodeIntoCompressedByteBuffer(buf);
+                Map<String, Object> m = new java.util.LinkedHashMap<>();
+                m.put("name", r.name());
+                m.put("system", r.system());
+                r.get("provider").ifPresent(p -> m.put("provider", p));
+                m.put("unit", "ns");
+                m.put("hdr_compressed_base64", java.util.Base64.getEncoder().encodeToString(
+                        java.util.Arrays.copyOf(buf.array(), n)));
+                out.add(m);
+            });
+        }
+        Files.createDirectories(file.getParent());
+        StringWriter sw = new StringWriter();
+        try (JsonWriter w = Json.createWriter(sw)) {
+            w.write(toJson(Map.of("histograms", out)));
+        }
+        Files.writeString(file, sw + "\n", StandardCharsets.UTF_8);
+    }
+
+    private static String csv(String s) {
+        if (s.contains(",") || s.contains("\"") || s.contains("\n")) {
+            return "\"" + s.replace("\"", "\"\"") + "\"";
+        }
+        return s;
+    }
+
+    @SuppressWarnings("unchecked")
+    static JsonValue toJson(Object o) {
+        if (o == null) {
+            return JsonValue.NULL;
+        }
+        if (o instanceof JsonValue v) {
+            return v;
+        }
+        if (o instanceof Map<?, ?> m) {
+            JsonObjectBuilder b = Json.createObjectBuilder();
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                b.add(String.valueOf(e.getKey()), toJson(e.getValue()));
+            }
+            return b.build();
+        }
+        if (o instanceof Iterable<?> it) {
+            JsonArrayBuilder b = Json.createArrayBuilder();
+            for (Object x : it) {
+                b.add(toJson(x));
+            }
+            return b.build();
+        }
+        if (o instanceof Boolean bo) {
+            return bo ? JsonValue.TRUE : JsonValue.FALSE;
+        }
+        if (o instanceof Integer || o instanceof Long) {
+            return Json.createValue(((Number) o).longValue());
+        }
+        if (o instanceof Number n) {
+            double d = n.doubleValue();
+            return Double.isFinite(d) ? Json.createValue(d) : JsonValue.NULL;
+        }
+        return Json.createValue(String.valueOf(o));
+    }
+
+    /** The summary table: every scenario name in run order, our row first, then the peers. */
+    static void summary(Run run, PrintStream out) {
+        Set<String> names = new LinkedHashSet<>();
+        for (Row r : run.rows()) {
+            names.add(r.name());
+        }
+        String fmt = "%-24s %-11s %8s %5s %9s %9s %13s  %-42s %s%n";
+        out.printf(Locale.ROOT, fmt, "scenario", "system", "n", "err", "p50 ms", "p99 ms", "throughput/s", "mark", "ratio");
+        out.println("-".repeat(140));
+        Map<String, String> skippedWhy = new java.util.LinkedHashMap<>();
+        for (String name : names) {
+            for (Row r : run.rows()) {
+                if (r.name().equals(name) && r.get("skipped").isPresent()) {
+                    String sys = r.system() + r.get("provider").map(p -> "/" + p).orElse("");
+                    skippedWhy.merge(sys + ": " + String.valueOf(r.fields().get("notes")), name, (a, b) -> a + ", " + b);
+                }
+            }
+        }
+        for (String name : names) {
+            for (Row r : run.rows()) {
+                if (r.get("skipped").isPresent()) {
+                    continue;
+                }
+                if (!r.name().equals(name)) {
+                    continue;
+                }
+                String sys = r.system() + r.get("provider").map(p -> p.equals("filesystem") ? "" : "/" + p).orElse("");
+                String tp = r.number("mb_per_s").map(v -> String.format(Locale.ROOT, "%.1f MB/s", v))
+                        .or(() -> r.number("peak").map(v -> String.format(Locale.ROOT, "peak %,d", v.longValue())))
+                        .orElse(r.number("throughput_per_s").map(v -> String.format(Locale.ROOT, "%,.0f", v)).orElse("-"));
+                String mark = r.get("mark").map(String::valueOf).orElse("");
+                String ratio = r.number("mark_ratio").map(v -> String.format(Locale.ROOT, "%.3f%s", v, v >= 1 ? " met" : ""))
+                        .orElse(r.get("mark").isPresent() ? "n/a" : "");
+                out.printf(Locale.ROOT, fmt, name, sys, r.get("n").orElse(0), r.get("errors").orElse(0),
+                        r.number("p50_ms").map(Report::ms).orElse("-"), r.number("p99_ms").map(Report::ms).orElse("-"), tp,
+                        mark.length() > 42 ? mark.substring(0, 41) + "…" : mark, ratio);
+            }
+        }
+        for (Map.Entry<String, String> e : skippedWhy.entrySet()) {
+            out.println("skipped " + e.getValue() + "\n    " + e.getKey());
+        }
+    }
+
+    private static String ms(double v) {
+        return v >= 100 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.3f", v);
+    }
+}
