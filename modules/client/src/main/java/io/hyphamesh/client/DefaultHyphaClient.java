@@ -812,7 +812,7 @@ final class DefaultHyphaClient implements HyphaClient {
         presence.stopHeartbeat();
         WebSocket ws = socket;
         socket = null;
-        shutdown();
+        closed = true;
         failAllPending(new HyphaException(ErrorCode.UNAVAILABLE, "client closed"));
         if (ws != null) {
             try {
@@ -821,6 +821,7 @@ final class DefaultHyphaClient implements HyphaClient {
                 ws.abort();
             }
         }
+        shutdown();
         setState(ConnectionState.CLOSED);
     }
 
@@ -831,5 +832,7 @@ final class DefaultHyphaClient implements HyphaClient {
         }
         timers.shutdownNow();
         workers.shutdownNow();
+        // the JDK client keeps a selector thread and sockets until closed
+        http.shutdownNow();
     }
 }
