@@ -104,7 +104,9 @@ public class HyphaException extends RuntimeException {
                 .add("code", code.wire())
                 .add("message", getMessage() == null ? code.wire() : getMessage());
         for (Map.Entry<String, JsonValue> e : details().entrySet()) {
-            b.add(e.getKey(), e.getValue());
+            if (!e.getKey().equals("code") && !e.getKey().equals("message")) {
+                b.add(e.getKey(), e.getValue());
+            }
         }
         return b.build();
     }

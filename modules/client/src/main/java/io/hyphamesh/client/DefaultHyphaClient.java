@@ -75,6 +75,8 @@ final class DefaultHyphaClient implements HyphaClient {
     private volatile String clientId;
     private volatile Permission permission = Permission.READ;
     private volatile long heartbeatMillis = 5000;
+    /** The server's largest accepted message, from its hello (UTF-16 chars here; frames are mostly ASCII). */
+    private volatile int maxFrameBytes = 1 << 20;
     private CompletableFuture<Void> helloFuture;
 
     /** A request waiting for its answer; {@code retry} ones are sent again after a reconnect. */
@@ -473,16 +475,18 @@ final class DefaultHyphaClient implements HyphaClient {
             }
             return;
         }
+        // several queued frames leave as one JSON array, never larger than the server's frame limit
         String text;
-        String second = outbound.poll();
-        if (second == null) {
+        int limit = Math.min(256 * 1024, maxFrameBytes - 2);
+        String second = outbound.peek();
+        if (second == null || first.length() + second.length() + 3 > limit) {
             text = first;
         } else {
-            StringBuilder b = new StringBuilder(first.length() * 4).append('[').append(first).append(',').append(second);
+            StringBuilder b = new StringBuilder(first.length() * 4).append('[').append(first);
             String next;
-            int n = 2;
-            while (n < 512 && b.length() < 256 * 1024 && (next = outbound.poll()) != null) {
-                b.append(',').append(next);
+            int n = 1;
+            while (n < 512 && (next = outbound.peek()) != null && b.length() + next.length() + 2 <= limit) {
+                b.append(',').append(outbound.poll());
                 n++;
             }
             text = b.append(']').toString();
@@ -617,8 +621,13 @@ final class DefaultHyphaClient implements HyphaClient {
             workspace = hello.getString("workspace");
             clientId = hello.getString("client");
             permission = Permission.ofWire(hello.getString("permission")).orElse(Permission.READ);
-            if (hello.get("limits") instanceof JsonObject limits && limits.get("heartbeat_ms") instanceof JsonNumber hb) {
-                heartbeatMillis = hb.longValue();
+            if (hello.get("limits") instanceof JsonObject limits) {
+                if (limits.get("heartbeat_ms") instanceof JsonNumber hb) {
+                    heartbeatMillis = hb.longValue();
+                }
+                if (limits.get("max_frame_bytes") instanceof JsonNumber mf) {
+                    maxFrameBytes = (int) Math.min(Integer.MAX_VALUE, mf.longValue());
+                }
             }
             CompletableFuture<Void> h;
             synchronized (this) {

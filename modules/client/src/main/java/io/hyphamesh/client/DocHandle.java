@@ -59,8 +59,9 @@ final class DocHandle implements Doc {
     }
 
     private CompletableFuture<JsonValue> casAsync(long expectedVersion, JsonValue value, Duration timeout) {
-        // a CAS is safe to resend: a second arrival fails the version check instead of writing twice
-        return client.request(target, "cas", "\"version\":" + expectedVersion + ",\"value\":" + value, true, timeout);
+        // not resent after a reconnect: a CAS that was applied would then answer 'conflict' for a write
+        // that succeeded; the caller gets 'unavailable' (outcome unknown) and reads to find out
+        return client.request(target, "cas", "\"version\":" + expectedVersion + ",\"value\":" + value, false, timeout);
     }
 
     @Override

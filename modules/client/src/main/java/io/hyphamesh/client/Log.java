@@ -35,6 +35,12 @@ public interface Log {
 
     CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies);
 
+    /**
+     * Idempotent batch append: the batch is identified by {@code (producer, pseq)}; a retry returns
+     * the original first sequence and writes nothing.
+     */
+    long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout);
+
     /** Reads up to {@code limit} entries from {@code fromSeq} forwards. */
     LogPage read(long fromSeq, int limit, Duration timeout);
 

@@ -82,12 +82,25 @@ final class LogHandle implements Log {
     }
 
     private CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
+        return client.request(target, "append_all", bodiesField(bodies).toString(), false, timeout)
+                .thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
+        Names.check("producer", producer);
+        StringBuilder b = bodiesField(bodies).append(",\"producer\":").append(JsonText.quote(producer))
+                .append(",\"pseq\":").append(pseq);
+        return DefaultHyphaClient.await(client.request(target, "append_all", b.toString(), true, timeout)
+                .thenApply(LogHandle::seq));
+    }
+
+    private static StringBuilder bodiesField(List<? extends JsonValue> bodies) {
         StringBuilder b = new StringBuilder("\"bodies\":[");
         for (int i = 0; i < bodies.size(); i++) {
             b.append(i == 0 ? "" : ",").append(bodies.get(i));
         }
-        b.append(']');
-        return client.request(target, "append_all", b.toString(), false, timeout).thenApply(LogHandle::seq);
+        return b.append(']');
     }
 
     private static long seq(JsonValue ok) {

@@ -154,9 +154,25 @@ class ControlPlaneTest {
         assertEquals(404, server.get("/v1/workspaces/" + ws, TestServer.ROOT).status());
         assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", token).status());
         assertTrue(server.server().storage().listObjects(ws).isEmpty(), "stored objects purged");
-        // the name can be used again, empty
+        // the name can be used again, empty, and the old workspace's tokens stay dead
+        Thread.sleep(1100); // tokens carry whole seconds: make the new workspace clearly younger
         assertEquals(201, server.post("/v1/workspaces", TestServer.ROOT, "{\"name\":\"" + ws + "\"}").status());
         assertFalse(server.get("/v1/workspaces/" + ws + "/objects", TestServer.ROOT).body().contains("events"));
+        assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", token).status(),
+                "a token of the deleted workspace must not work on a new one of the same name");
+    }
+
+    @Test
+    void expiresAtMatchesTheTokensOwnExpiry() throws Exception {
+        String ws = server.newWorkspace();
+        TestServer.Response r = server.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read\",\"ttl_seconds\":60,\"client_id\":\"c\"}");
+        java.time.Instant stated = java.time.Instant.parse(r.json().getString("expires_at"));
+        String payload = new String(java.util.Base64.getUrlDecoder().decode(r.json().getString("token").split("\\.")[1]));
+        long exp = jakarta.json.Json.createReader(new java.io.StringReader(payload)).readObject().getJsonNumber("exp")
+                .longValue();
+        assertEquals(exp, stated.getEpochSecond());
+        assertEquals(0, stated.getNano(), "whole seconds, like the JWT");
     }
 
     @Test

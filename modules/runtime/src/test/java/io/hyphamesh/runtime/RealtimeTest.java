@@ -390,6 +390,64 @@ class RealtimeTest {
     }
 
     @Test
+    void unknownFieldsAreRefusedAndAReadInTheSameMessageWaitsForTheAppendsCommit() throws Exception {
+        String ws = server.newWorkspace();
+        try (RawSocket s = RawSocket.open(server, ws, server.token(ws, "read_write", "raw2"), true)) {
+            s.await("\"hello\"");
+            s.send("{\"id\":1,\"to\":\"log:a\",\"op\":\"append\",\"body\":1,\"pseqq\":3}");
+            assertTrue(s.await("\"re\":1").contains("bad_request"));
+            s.send("{\"id\":2,\"op\":\"ping\",\"extra\":true}");
+            assertTrue(s.await("\"re\":2").contains("bad_request"));
+            // append then read in one message: the read's answer shows the entry, and only after the append's own answer
+            s.send("[{\"id\":3,\"to\":\"log:a\",\"op\":\"append\",\"body\":\"x\",\"producer\":\"p\",\"pseq\":1},"
+                    + "{\"id\":4,\"to\":\"log:a\",\"op\":\"append\",\"body\":\"x\",\"producer\":\"p\",\"pseq\":1},"
+                    + "{\"id\":5,\"to\":\"log:a\",\"op\":\"read\",\"from\":1}]");
+            StringBuilder all = new StringBuilder();
+            while (!all.toString().contains("\"re\":5")) {
+                all.append(s.await("\"re\""));
+            }
+            String text = all.toString();
+            assertTrue(text.indexOf("\"re\":3") < text.indexOf("\"re\":4") && text.indexOf("\"re\":4") < text.indexOf("\"re\":5"),
+                    "the retry and the read are answered after the original append: " + text);
+            assertTrue(text.contains("\"re\":4,\"ok\":{\"seq\":1,\"duplicate\":true}"), text);
+            assertTrue(text.contains("\"entries\":[{\"seq\":1"), text);
+        }
+    }
+
+    @Test
+    void providerErrorsArePassedAsApplicationErrorsAndPrivateServicesStayPrivate() {
+        String ws = server.newWorkspace();
+        try (HyphaClient provider = server.client(ws, "read_write", "provider");
+             HyphaClient consumer = server.client(ws, "read", "consumer")) {
+            provider.register("failing", List.of("boom", "denied"), call -> {
+                if (call.method().equals("denied")) {
+                    throw HyphaException.forbidden("not for you");
+                }
+                throw new IllegalStateException("kaput");
+            });
+            HyphaException boom = assertThrows(HyphaException.class, () -> consumer.call("failing", "boom", T));
+            assertEquals(ErrorCode.APPLICATION, boom.code());
+            assertTrue(boom.getMessage().contains("kaput"));
+            assertEquals(ErrorCode.FORBIDDEN, assertThrows(HyphaException.class,
+                    () -> consumer.call("failing", "denied", T)).code(), "catalogue codes a provider raises pass through");
+        }
+        try (RawSocket p = RawSocket.open(server, ws, server.token(ws, "read_write", "owner"), true);
+             HyphaClient other = server.client(ws, "read", "other")) {
+            p.await("\"hello\"");
+            try {
+                p.send("{\"id\":1,\"to\":\"ws\",\"op\":\"register\",\"service\":\"mine\",\"visibility\":\"private\"}");
+                p.await("\"re\":1");
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            assertEquals(ErrorCode.NOT_FOUND, assertThrows(HyphaException.class, () -> other.call("mine", "x", T)).code());
+            assertTrue(other.services(T).stream().noneMatch(s -> s.service().equals("mine")));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
     void tooManyRequestsInFlightAreRefusedWithLimit() throws Exception {
         try (TestServer own = TestServer.start(Map.of("ws.max-in-flight", "4"))) {
             String ws = own.newWorkspace();

@@ -14,12 +14,13 @@ import io.hyphamesh.api.Permission;
  * @param clientId   the client id the token names ({@code root} for root)
  * @param tokenId    the token id ({@code jti}); empty for root
  * @param expiresAt  expiry in epoch millis ({@link Long#MAX_VALUE} for root)
+ * @param issuedAt   issue time in epoch millis, whole seconds (0 for root)
  */
 public record Principal(boolean root, Optional<String> workspace, Permission permission, String clientId,
-                        Optional<String> tokenId, long expiresAt) {
+                        Optional<String> tokenId, long expiresAt, long issuedAt) {
 
     public static Principal rootPrincipal() {
-        return new Principal(true, Optional.empty(), Permission.ADMIN, "root", Optional.empty(), Long.MAX_VALUE);
+        return new Principal(true, Optional.empty(), Permission.ADMIN, "root", Optional.empty(), Long.MAX_VALUE, 0);
     }
 
     /** True when this principal may act on {@code ws} at all. */

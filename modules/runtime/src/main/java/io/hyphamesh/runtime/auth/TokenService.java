@@ -206,7 +206,9 @@ public final class TokenService {
         String client = jwt.subject().orElseThrow(() -> HyphaException.unauthorized("token has no client id"));
         long exp = jwt.expirationTime().orElseThrow(() -> HyphaException.unauthorized("token has no expiry"))
                 .toEpochMilli();
-        return new Principal(false, Optional.of(ws), perm, client, Optional.of(id), exp);
+        long iat = jwt.issueTime().orElseThrow(() -> HyphaException.unauthorized("token has no issue time"))
+                .toEpochMilli();
+        return new Principal(false, Optional.of(ws), perm, client, Optional.of(id), exp, iat);
     }
 
     private static String claimString(Map<String, JsonValue> claims, String name) {

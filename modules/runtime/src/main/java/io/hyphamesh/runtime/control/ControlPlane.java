@@ -42,7 +42,8 @@ public final class ControlPlane {
     private final ObjectHost host;
     private final Duration defaultTtl;
     private final Duration maxTtl;
-    private final Set<String> workspaces = ConcurrentHashMap.newKeySet();
+    /** Existing workspaces and their creation time (epoch millis). */
+    private final java.util.Map<String, Long> workspaces = new ConcurrentHashMap<>();
     private final Set<String> revoked = ConcurrentHashMap.newKeySet();
     private final ReentrantLock mutations = new ReentrantLock();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
@@ -63,7 +64,7 @@ public final class ControlPlane {
         this.defaultTtl = defaultTtl;
         this.maxTtl = maxTtl;
         for (WorkspaceRow w : storage.workspaces()) {
-            workspaces.add(w.name());
+            workspaces.put(w.name(), w.createdAt());
         }
         revoked.addAll(storage.revokedTokenIds(System.currentTimeMillis()));
     }
@@ -85,8 +86,14 @@ public final class ControlPlane {
         if (revoked.contains(p.tokenId().orElseThrow())) {
             throw HyphaException.unauthorized("token revoked");
         }
-        if (!workspaces.contains(p.workspace().orElseThrow())) {
+        Long created = workspaces.get(p.workspace().orElseThrow());
+        if (created == null) {
             throw HyphaException.unauthorized("token's workspace no longer exists");
+        }
+        // a token of a deleted workspace must not come back to life when the name is used again:
+        // tokens carry their issue time (whole seconds), workspaces their creation time
+        if (p.issuedAt() < created / 1000 * 1000) {
+            throw HyphaException.unauthorized("token was issued for an earlier workspace of this name");
         }
         return p;
     }
@@ -97,12 +104,12 @@ public final class ControlPlane {
     }
 
     public boolean exists(String workspace) {
-        return workspaces.contains(workspace);
+        return workspaces.containsKey(workspace);
     }
 
     /** Refuses with {@code not_found} unless the workspace exists. */
     public void requireExists(String workspace) {
-        if (!workspaces.contains(workspace)) {
+        if (!workspaces.containsKey(workspace)) {
             throw HyphaException.notFound("workspace '" + Names.printable(workspace) + "' does not exist");
         }
     }
@@ -115,12 +122,12 @@ public final class ControlPlane {
         Names.checkWorkspace(name);
         mutations.lock();
         try {
-            if (workspaces.contains(name)) {
+            if (workspaces.containsKey(name)) {
                 throw new HyphaException(ErrorCode.CONFLICT, "workspace '" + name + "' already exists");
             }
             WorkspaceRow row = new WorkspaceRow(name, System.currentTimeMillis());
             commit(new Write.PutWorkspace(row));
-            workspaces.add(name);
+            workspaces.put(name, row.createdAt());
             return row;
         } finally {
             mutations.unlock();
@@ -198,11 +205,12 @@ public final class ControlPlane {
         mutations.lock();
         try {
             requireExists(workspace);
-            Instant now = Instant.now();
-            Instant expires = now.plus(life);
+            // JWT times are whole seconds: keep the answer's expires_at equal to the token's
+            Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+            Instant expires = now.plus(life).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
             if (!caller.root() && expires.toEpochMilli() > caller.expiresAt()) {
                 // a token cannot outlive the token that minted it
-                expires = Instant.ofEpochMilli(caller.expiresAt());
+                expires = Instant.ofEpochMilli(caller.expiresAt()).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
             }
             TokenService.Minted m = tokens.mint(workspace, permission, clientId, now, expires);
             commit(new Write.PutToken(new TokenRow(m.id(), workspace, permission, clientId, now.toEpochMilli(),

@@ -70,6 +70,29 @@ public final class Request {
         }
     }
 
+    /**
+     * Refuses with {@code bad_request} a frame that carries a field other than {@code id},
+     * {@code to}, {@code op} and {@code fields}: a misspelt field must not pass silently.
+     */
+    public void allow(String... fields) {
+        for (String k : frame.keySet()) {
+            if (k.equals("id") || k.equals("to") || k.equals("op")) {
+                continue;
+            }
+            boolean ok = false;
+            for (String f : fields) {
+                if (f.equals(k)) {
+                    ok = true;
+                    break;
+                }
+            }
+            if (!ok) {
+                throw io.hyphamesh.api.HyphaException.badRequest("unknown field '"
+                        + io.hyphamesh.api.Names.printable(k) + "' for '" + op + "'");
+            }
+        }
+    }
+
     /** Answers with a JSON text value. */
     public void ok(String json) {
         session.reply(id, json);

@@ -52,7 +52,10 @@ public final class DocObject extends LiveObject {
     private final Map<Long, Long> baseVersion = new java.util.HashMap<>();
     /** Writes of the current run: answers and events released after their commit. */
     private final List<Pending> batch = new ArrayList<>();
-    private CompletableFuture<Void> lastWrite = CompletableFuture.completedFuture(null);
+    /** Released when the last submission committed. */
+    private Fence lastWrite = Fence.PASSED;
+    /** Completed when the writes gathered in the current run have committed; made on demand. */
+    private Fence batchFence;
     private int pendingCommits;
 
     private record Pending(Request request, String reply, long version, String event) {
@@ -84,15 +87,40 @@ public final class DocObject extends LiveObject {
     protected void onRequest(Request r) {
         opsCounter.inc();
         switch (r.op()) {
-            case "get" -> get(r);
-            case "put" -> put(r);
-            case "cas" -> cas(r);
-            case "incr" -> incr(r);
-            case "patch" -> patch(r);
-            case "subscribe" -> subscribe(r);
-            case "unsubscribe" -> unsubscribe(r);
-            case "credit" -> r.ok("{}");
+            case "get" -> {
+                r.allow();
+                get(r);
+            }
+            case "put" -> {
+                r.allow("value");
+                put(r);
+            }
+            case "cas" -> {
+                r.allow("version", "value");
+                cas(r);
+            }
+            case "incr" -> {
+                r.allow("path", "delta", "floor");
+                incr(r);
+            }
+            case "patch" -> {
+                r.allow("path", "value");
+                patch(r);
+            }
+            case "subscribe" -> {
+                r.allow();
+                subscribe(r);
+            }
+            case "unsubscribe" -> {
+                r.allow("sub");
+                unsubscribe(r);
+            }
+            case "credit" -> {
+                r.allow("sub", "n");
+                r.ok("{}");
+            }
             case "delete" -> {
+                r.allow();
                 r.require(Permission.ADMIN);
                 onDelete().whenComplete((existed, e) -> LogObject.answer(r, e, () -> "{\"deleted\":" + existed + "}"));
             }
@@ -100,10 +128,21 @@ public final class DocObject extends LiveObject {
         }
     }
 
+    /** What an answer showing the current state waits for: this run's writes, else the last submission. */
+    private Fence fence() {
+        if (batch.isEmpty()) {
+            return lastWrite;
+        }
+        if (batchFence == null) {
+            batchFence = new Fence();
+        }
+        return batchFence;
+    }
+
     private void get(Request r) {
         r.require(Permission.READ);
         String reply = "{\"version\":" + version + ",\"value\":" + value + "}";
-        lastWrite.whenComplete((v, e) -> LogObject.answer(r, e, () -> reply));
+        fence().then(e -> LogObject.answer(r, e, () -> reply));
     }
 
     private void put(Request r) {
@@ -196,7 +235,7 @@ public final class DocObject extends LiveObject {
         }
         List<Pending> done = List.copyOf(batch);
         batch.clear();
-        submit(List.of(new Write.PutObject(row()))).whenComplete((v, e) -> {
+        submit(List.of(new Write.PutObject(row())), e -> {
             for (Pending p : done) {
                 LogObject.answer(p.request(), e, p::reply);
             }
@@ -207,10 +246,24 @@ public final class DocObject extends LiveObject {
     }
 
     private CompletableFuture<Void> submit(List<Write> writes) {
+        return submit(writes, e -> { });
+    }
+
+    /**
+     * Submits {@code writes}; when they commit, first {@code done} runs (the writes' own answers),
+     * then every answer that waited on this run's fence, in order.
+     */
+    private CompletableFuture<Void> submit(List<Write> writes, java.util.function.Consumer<Throwable> done) {
+        Fence fence = batchFence != null ? batchFence : new Fence();
+        batchFence = null;
         CompletableFuture<Void> f = ctx.storage().submit(shard, this, writes);
         pendingCommits++;
-        lastWrite = f;
-        f.whenComplete((v, e) -> post(() -> pendingCommits--));
+        lastWrite = fence;
+        f.whenComplete((v, e) -> {
+            done.accept(e);
+            fence.release(e);
+            post(() -> pendingCommits--);
+        });
         return f;
     }
 
@@ -236,7 +289,7 @@ public final class DocObject extends LiveObject {
         long sub = r.session().newSubscription(id);
         subs.put(sub, r.session());
         String reply = "{\"sub\":" + sub + ",\"version\":" + version + ",\"value\":" + value + "}";
-        lastWrite.whenComplete((v, e) -> LogObject.answer(r, e, () -> reply));
+        fence().then(e -> LogObject.answer(r, e, () -> reply));
         // the snapshot above holds every version up to this one; events resume after it
         baseVersion.put(sub, version);
     }
@@ -271,11 +324,11 @@ public final class DocObject extends LiveObject {
         }
         onEndOfBatch();
         CompletableFuture<Void> f = submit(List.of(new Write.DeleteObject(objId)));
-        for (Map.Entry<Long, Session> s : subs.entrySet()) {
-            s.getValue().send("{\"ev\":" + s.getKey() + ",\"deleted\":true}");
-            s.getValue().endSubscription(s.getKey());
-        }
+        Map<Long, Session> gone = new LinkedHashMap<>(subs);
+        gone.forEach((id, s) -> s.endSubscription(id));
         subs.clear();
+        // subscribers hear of the deletion once it is committed
+        f.thenRun(() -> gone.forEach((id, s) -> s.send("{\"ev\":" + id + ",\"deleted\":true}")));
         baseVersion.clear();
         objId = 0;
         value = JsonValue.NULL;

@@ -51,6 +51,8 @@ import jakarta.json.JsonValue;
  */
 public final class LogObject extends LiveObject {
     private static final int PUMP_PAGE = 1000;
+    /** Soft cap of one read answer's size. */
+    static final int READ_BYTES = 4 << 20;
 
     private final int maxEntryBytes;
     private final int maxBatch;
@@ -76,7 +78,10 @@ public final class LogObject extends LiveObject {
     /** Appends gathered during the current mailbox run. */
     private final List<PendingAppend> batch = new ArrayList<>();
     private final List<Write> batchWrites = new ArrayList<>();
-    private CompletableFuture<Void> lastWrite = CompletableFuture.completedFuture(null);
+    /** Released when the last submission committed. */
+    private Fence lastWrite = Fence.PASSED;
+    /** Released when the writes gathered in the current run have committed; made on demand. */
+    private Fence batchFence;
     private int pendingCommits;
 
     private record PendingAppend(Request request, long firstSeq, int count) {
@@ -142,6 +147,37 @@ public final class LogObject extends LiveObject {
         return cache.isEmpty() ? lastSeq + 1 : cache.firstSeq();
     }
 
+    /**
+     * What an answer that shows the current state must wait for: the writes gathered in this run
+     * when there are any (they are not even submitted yet), else the last submission.
+     */
+    private Fence fence() {
+        if (batchWrites.isEmpty()) {
+            return lastWrite;
+        }
+        if (batchFence == null) {
+            batchFence = new Fence();
+        }
+        return batchFence;
+    }
+
+    /**
+     * Submits {@code writes}; when they commit, first {@code done} runs (the writes' own answers),
+     * then every answer that waited on this run's fence, in order.
+     */
+    private CompletableFuture<Void> submit(List<Write> writes, java.util.function.Consumer<Throwable> done) {
+        Fence fence = batchFence != null ? batchFence : new Fence();
+        batchFence = null;
+        CompletableFuture<Void> f = ctx.storage().submit(shard, this, writes);
+        lastWrite = fence;
+        pendingCommits++;
+        f.whenComplete((v, e) -> {
+            done.accept(e);
+            fence.release(e);
+        });
+        return f;
+    }
+
     private long entries() {
         return lastSeq == 0 || firstSeq == 0 ? 0 : lastSeq - firstSeq + 1;
     }
@@ -149,16 +185,44 @@ public final class LogObject extends LiveObject {
     @Override
     protected void onRequest(Request r) {
         switch (r.op()) {
-            case "append" -> append(r, false);
-            case "append_all" -> append(r, true);
-            case "read" -> read(r);
-            case "info" -> info(r);
-            case "subscribe" -> subscribe(r);
-            case "credit" -> credit(r);
-            case "unsubscribe" -> unsubscribe(r);
-            case "truncate" -> truncate(r);
-            case "configure" -> configure(r);
+            case "append" -> {
+                r.allow("body", "producer", "pseq");
+                append(r, false);
+            }
+            case "append_all" -> {
+                r.allow("bodies", "producer", "pseq");
+                append(r, true);
+            }
+            case "read" -> {
+                r.allow("from", "before", "limit");
+                read(r);
+            }
+            case "info" -> {
+                r.allow();
+                info(r);
+            }
+            case "subscribe" -> {
+                r.allow("since", "credit");
+                subscribe(r);
+            }
+            case "credit" -> {
+                r.allow("sub", "n");
+                credit(r);
+            }
+            case "unsubscribe" -> {
+                r.allow("sub");
+                unsubscribe(r);
+            }
+            case "truncate" -> {
+                r.allow("before");
+                truncate(r);
+            }
+            case "configure" -> {
+                r.allow("retention");
+                configure(r);
+            }
             case "delete" -> {
+                r.allow();
                 r.require(Permission.ADMIN);
                 onDelete().whenComplete((existed, e) -> {
                     if (e != null) {
@@ -252,11 +316,11 @@ public final class LogObject extends LiveObject {
     private void duplicate(Request r, String producer, long pseq, ProducerState mark, int count) {
         if (pseq == mark.pseq()) {
             long seq = mark.seq();
-            lastWrite.whenComplete((v, e) -> answer(r, e, () -> appendReply(seq, count, true)));
+            fence().then(e -> answer(r, e, () -> appendReply(seq, count, true)));
             return;
         }
         // an older retry: look it up once everything before it is committed
-        lastWrite.whenComplete((v, e) -> {
+        fence().then(e -> {
             if (e != null) {
                 r.fail(asHypha(e));
                 return;
@@ -299,11 +363,9 @@ public final class LogObject extends LiveObject {
         List<PendingAppend> appends = List.copyOf(batch);
         long upTo = lastSeq;
         batch.clear();
-        CompletableFuture<Void> f = ctx.storage().submit(shard, this, List.copyOf(batchWrites));
+        List<Write> writes = List.copyOf(batchWrites);
         batchWrites.clear();
-        pendingCommits++;
-        lastWrite = f;
-        f.whenComplete((v, e) -> {
+        submit(writes, e -> {
             // committer thread: answer at once, then let the object advance its committed mark
             if (e == null) {
                 int n = 0;
@@ -372,19 +434,26 @@ public final class LogObject extends LiveObject {
         }
         StringBuilder b = new StringBuilder(64 + out.size() * 64);
         b.append("{\"entries\":[");
+        // a page stops early past READ_BYTES (at least one entry): its 'next' continues from there
+        int taken = 0;
         for (int i = 0; i < out.size(); i++) {
+            if (i > 0 && b.length() > READ_BYTES) {
+                break;
+            }
             if (i > 0) {
                 b.append(',');
             }
             entryJson(b, out.get(i));
+            taken++;
         }
+        out = out.subList(0, taken);
         b.append("],\"first\":").append(firstSeq).append(",\"last\":").append(last);
         if (!out.isEmpty()) {
             long next = backward ? out.get(out.size() - 1).seq() : out.get(out.size() - 1).seq() + 1;
             b.append(backward ? ",\"before\":" : ",\"next\":").append(next);
         }
         String reply = b.append('}').toString();
-        lastWrite.whenComplete((v, e) -> answer(r, e, () -> reply));
+        fence().then(e -> answer(r, e, () -> reply));
     }
 
     /** Entries lo..hi (inclusive), from storage below the cache and from the cache above. */
@@ -423,7 +492,7 @@ public final class LogObject extends LiveObject {
         r.require(Permission.READ);
         String reply = "{\"first\":" + firstSeq + ",\"last\":" + lastSeq + ",\"entries\":" + entries()
                 + ",\"bytes\":" + bytes + ",\"retention\":" + retention.json() + "}";
-        lastWrite.whenComplete((v, e) -> answer(r, e, () -> reply));
+        fence().then(e -> answer(r, e, () -> reply));
     }
 
     // ------------------------------------------------------------------ subscriptions
@@ -431,7 +500,8 @@ public final class LogObject extends LiveObject {
     private void subscribe(Request r) {
         r.require(Permission.READ);
         JsonObject f = r.frame();
-        long since = JsonText.longValue(f, "since", lastSeq);
+        // without 'since': from what is committed now (what the answer's 'last' reports)
+        long since = JsonText.longValue(f, "since", committedSeq);
         if (since < 0) {
             throw HyphaException.badRequest("since must be >= 0");
         }
@@ -643,18 +713,15 @@ public final class LogObject extends LiveObject {
         // appends gathered in this run go with it, so their order against the truncation is kept
         List<PendingAppend> appends = List.copyOf(batch);
         batch.clear();
-        CompletableFuture<Void> f = ctx.storage().submit(shard, this, List.copyOf(batchWrites));
+        List<Write> writes = List.copyOf(batchWrites);
         batchWrites.clear();
-        pendingCommits++;
-        lastWrite = f;
         long upTo = lastSeq;
-        f.whenComplete((v, e) -> {
+        return submit(writes, e -> {
             for (PendingAppend a : appends) {
                 answer(a.request(), e, () -> appendReply(a.firstSeq(), a.count(), false));
             }
             post(() -> committed(upTo, e == null));
         });
-        return f;
     }
 
     @Override
@@ -664,10 +731,10 @@ public final class LogObject extends LiveObject {
         }
         batchWrites.add(new Write.DeleteObject(objId));
         CompletableFuture<Void> f = onEndOfBatchWrites();
-        for (Sub s : List.copyOf(subs.values())) {
-            s.session.send("{\"ev\":" + s.id + ",\"deleted\":true}");
-            dropSub(s);
-        }
+        List<Sub> gone = List.copyOf(subs.values());
+        gone.forEach(this::dropSub);
+        // subscribers hear of the deletion once it is committed
+        f.thenRun(() -> gone.forEach(s -> s.session.send("{\"ev\":" + s.id + ",\"deleted\":true}")));
         objId = 0;
         firstSeq = 0;
         lastSeq = 0;

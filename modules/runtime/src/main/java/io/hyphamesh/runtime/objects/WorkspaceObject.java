@@ -113,17 +113,50 @@ public final class WorkspaceObject extends LiveObject {
     @Override
     protected void onRequest(Request r) {
         switch (r.op()) {
-            case "call" -> call(r);
-            case "register" -> register(r);
-            case "unregister" -> unregister(r);
-            case "services" -> services(r);
-            case "presence.set" -> presenceSet(r);
-            case "presence.heartbeat" -> presenceHeartbeat(r);
-            case "presence.leave" -> presenceLeave(r);
-            case "presence.list" -> presenceList(r);
-            case "presence.subscribe" -> presenceSubscribe(r);
-            case "unsubscribe" -> unsubscribe(r);
-            case "credit" -> r.ok("{}");
+            case "call" -> {
+                r.allow("service", "method", "args", "timeout_ms");
+                call(r);
+            }
+            case "register" -> {
+                r.allow("service", "methods", "visibility");
+                register(r);
+            }
+            case "unregister" -> {
+                r.allow("service");
+                unregister(r);
+            }
+            case "services" -> {
+                r.allow();
+                services(r);
+            }
+            case "presence.set" -> {
+                r.allow("meta");
+                presenceSet(r);
+            }
+            case "presence.heartbeat" -> {
+                r.allow();
+                presenceHeartbeat(r);
+            }
+            case "presence.leave" -> {
+                r.allow();
+                presenceLeave(r);
+            }
+            case "presence.list" -> {
+                r.allow();
+                presenceList(r);
+            }
+            case "presence.subscribe" -> {
+                r.allow();
+                presenceSubscribe(r);
+            }
+            case "unsubscribe" -> {
+                r.allow("sub");
+                unsubscribe(r);
+            }
+            case "credit" -> {
+                r.allow("sub", "n");
+                r.ok("{}");
+            }
             default -> throw HyphaException.badRequest("unknown workspace operation '" + Names.printable(r.op()) + "'");
         }
     }
@@ -157,11 +190,13 @@ public final class WorkspaceObject extends LiveObject {
         int n = providers.size();
         int start = cursors.merge(service, 1, Integer::sum);
         boolean offered = false;
+        boolean visible = false;
         for (int i = 0; i < n; i++) {
             Provider p = providers.get(Math.floorMod(start + i, n));
             if (p.privateToClient() && !p.session().clientId().equals(r.session().clientId())) {
                 continue;
             }
+            visible = true;
             if (!p.methods().isEmpty() && !p.methods().contains(method)) {
                 offered = true;
                 continue;
@@ -170,6 +205,9 @@ public final class WorkspaceObject extends LiveObject {
                 callsCounter.inc();
                 return;
             }
+        }
+        if (!visible) {
+            throw HyphaException.notFound("no provider of service '" + service + "' visible to this client");
         }
         if (offered) {
             throw HyphaException.notFound("service '" + service + "' has no method '" + method + "'");

@@ -283,7 +283,15 @@ final class Connection implements Session {
     /** Operations of the socket itself (no {@code to}). */
     private void onSocketOp(long reqId, String op, jakarta.json.JsonObject frame, long start) {
         switch (op) {
-            case "ping" -> reply(reqId, "{}");
+            case "ping" -> {
+                for (String k : frame.keySet()) {
+                    if (!k.equals("id") && !k.equals("op") && !k.equals("to")) {
+                        throw HyphaException.badRequest("unknown field '" + io.hyphamesh.api.Names.printable(k)
+                                + "' for 'ping'");
+                    }
+                }
+                reply(reqId, "{}");
+            }
             case "credit", "unsubscribe" -> {
                 long sub = JsonText.longValue(frame, "sub");
                 ObjectId target = subscriptions.get(sub);
@@ -312,10 +320,17 @@ final class Connection implements Session {
         }
         jakarta.json.JsonValue ok = frame.get("ok");
         jakarta.json.JsonValue err = frame.get("err");
-        if (err instanceof jakarta.json.JsonObject eo) {
-            HyphaException e = HyphaException.fromJson(eo);
-            if (!eo.containsKey("code") || e.code() == ErrorCode.INTERNAL) {
-                e = new HyphaException(ErrorCode.APPLICATION, eo.getString("message", "provider error"), eo);
+        if (err != null && err != jakarta.json.JsonValue.NULL) {
+            // a provider's error is the provider's: only catalogue codes a provider may mean pass
+            // through; 'internal', unknown codes and malformed errors become 'application'
+            HyphaException e;
+            if (err instanceof jakarta.json.JsonObject eo) {
+                e = HyphaException.fromJson(eo);
+                if (e.code() == ErrorCode.INTERNAL) {
+                    e = new HyphaException(ErrorCode.APPLICATION, eo.getString("message", "provider error"), e.details());
+                }
+            } else {
+                e = new HyphaException(ErrorCode.APPLICATION, "provider error: " + err);
             }
             call.consumer().fail(e);
         } else {

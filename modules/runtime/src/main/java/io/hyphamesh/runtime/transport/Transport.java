@@ -191,9 +191,16 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         host.dispatch(r);
     }
 
+    /** Operations that get a latency series of their own; anything else is counted as {@code unknown}. */
+    private static final Set<String> KNOWN_OPS = Set.of("call", "register", "unregister", "services", "presence.set",
+            "presence.heartbeat", "presence.leave", "presence.list", "presence.subscribe", "unsubscribe", "credit",
+            "append", "append_all", "read", "info", "subscribe", "truncate", "configure", "delete", "get", "put", "cas",
+            "incr", "patch");
+
     /** Records the latency of an answered request. */
     void answered(Request r, boolean ok) {
-        String key = r.target().kind().prefix() + "." + r.op();
+        // the label comes from a client's frame: only known operations name a series (bounded, safe text)
+        String key = r.target().kind().prefix() + "." + (KNOWN_OPS.contains(r.op()) ? r.op() : "unknown");
         Metrics.Histogram h = opLatency.get(key);
         if (h == null) {
             h = opLatency.computeIfAbsent(key, metrics::histogram);
