@@ -1,5 +1,6 @@
 package io.hyphamesh.bench;
 
+import io.hyphamesh.api.JsonText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,6 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.Log;
 import io.hyphamesh.client.LogPage;
 import io.hyphamesh.client.Subscription;
-import jakarta.json.Json;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
@@ -67,7 +67,7 @@ final class HyphaScenarios {
         HyphaClient c = ws.connect("bench-warm");
         provider.register("warm", List.of("noop", "echo"),
                 call -> call.method().equals("echo") ? call.args().asJsonArray().get(0) : JsonValue.NULL);
-        JsonString payload = Json.createValue("x".repeat(1024));
+        JsonString payload = JsonText.json().createValue("x".repeat(1024));
         Log log = c.log("bench-warm");
         Doc doc = c.doc("bench-warm");
         Progress.begin("jvm warm-up", 0);
@@ -114,7 +114,7 @@ final class HyphaScenarios {
         HyphaClient consumer = ws.connect("bench-consumer");
         provider.register("bench", List.of("noop", "echo"),
                 call -> call.method().equals("echo") ? call.args().asJsonArray().get(0) : JsonValue.NULL);
-        JsonString payload = Json.createValue("x".repeat(1024));
+        JsonString payload = JsonText.json().createValue("x".repeat(1024));
         String path = "consumer socket -> server -> provider socket (another client) -> back";
         run.scenario("rpc.noop.serial", Row.US, o.maxOps(), api, () -> Row.of("rpc.noop.serial", Row.US,
                 Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> consumer.call("bench", "noop", TIMEOUT)))
@@ -173,7 +173,7 @@ final class HyphaScenarios {
     }
 
     static JsonObject body(long i) {
-        return Json.createObjectBuilder().add("n", i).build();
+        return JsonText.json().createObjectBuilder().add("n", i).build();
     }
 
     void logTail() throws Exception {
@@ -211,7 +211,7 @@ final class HyphaScenarios {
                 if (recording.get()) {
                     attempts++;
                 }
-                CompletableFuture<Long> ack = log.appendAsync(Json.createObjectBuilder().add("t", System.nanoTime()).build());
+                CompletableFuture<Long> ack = log.appendAsync(JsonText.json().createObjectBuilder().add("t", System.nanoTime()).build());
                 if (recording.get()) {
                     acks.add(ack);
                 }
@@ -382,7 +382,7 @@ final class HyphaScenarios {
         if (o.selected("doc.cas.serial")) {
             HyphaClient c = ws.connect("bench-doc");
             Doc d = c.doc("bench-cas-serial");
-            long[] version = {d.put(Json.createObjectBuilder().add("n", 0).build(), TIMEOUT)};
+            long[] version = {d.put(JsonText.json().createObjectBuilder().add("n", 0).build(), TIMEOUT)};
             run.scenario("doc.cas.serial", Row.US, o.maxOps(), api, () -> Row.of("doc.cas.serial", Row.US,
                     Load.serial(o.warmup(), o.maxOps(), o.duration(), i -> version[0] = d.cas(version[0], body(i), TIMEOUT)))
                     .note("CAS on one Doc with the version of the previous commit, 1 in flight, uncontended")
@@ -408,7 +408,7 @@ final class HyphaScenarios {
 
     private Row casContended(List<HyphaClient> cs) {
         String name = "bench-counter-" + HyphaTarget.randomHex(3);
-        cs.get(0).doc(name).put(Json.createObjectBuilder().add("n", 0).build(), TIMEOUT);
+        cs.get(0).doc(name).put(JsonText.json().createObjectBuilder().add("n", 0).build(), TIMEOUT);
         AtomicLong conflicts = new AtomicLong();
         AtomicLong casRequests = new AtomicLong();
         AtomicLong commits = new AtomicLong();
@@ -420,7 +420,7 @@ final class HyphaScenarios {
             for (int attempt = 0; ; attempt++) {
                 casRequests.incrementAndGet();
                 try {
-                    d.cas(version, Json.createObjectBuilder().add("n", value + 1).build(), TIMEOUT);
+                    d.cas(version, JsonText.json().createObjectBuilder().add("n", value + 1).build(), TIMEOUT);
                     commits.incrementAndGet();
                     return;
                 } catch (HyphaException e) {
@@ -536,7 +536,7 @@ final class HyphaScenarios {
                     Round join = new Round(i, "join", new CountDownLatch(3), new AtomicLong());
                     round.set(join);
                     long t0 = System.nanoTime();
-                    member.presence().set(Json.createObjectBuilder().add("i", i).build(), TIMEOUT);
+                    member.presence().set(JsonText.json().createObjectBuilder().add("i", i).build(), TIMEOUT);
                     if (!join.seen().await(5, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("join not seen by all 3 subscribers within 5 s");
                     }

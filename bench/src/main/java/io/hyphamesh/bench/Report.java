@@ -1,5 +1,6 @@
 package io.hyphamesh.bench;
 
+import io.hyphamesh.api.JsonText;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.StringWriter;
@@ -13,7 +14,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
@@ -51,7 +51,7 @@ final class Report {
     static void write(Path json, Path csv, Map<String, Object> top) throws IOException {
         Files.createDirectories(json.getParent());
         StringWriter sw = new StringWriter();
-        try (JsonWriter w = Json.createWriterFactory(Map.of(JsonGenerator.PRETTY_PRINTING, true)).createWriter(sw)) {
+        try (JsonWriter w = JsonText.json().createWriterFactory(Map.of(JsonGenerator.PRETTY_PRINTING, true)).createWriter(sw)) {
             w.write(toJson(top));
         }
         Files.writeString(json, sw.toString().strip() + "\n", StandardCharsets.UTF_8);
@@ -91,7 +91,7 @@ final class Report {
         }
         Files.createDirectories(file.getParent());
         StringWriter sw = new StringWriter();
-        try (JsonWriter w = Json.createWriter(sw)) {
+        try (JsonWriter w = JsonText.json().createWriter(sw)) {
             w.write(toJson(Map.of("histograms", out)));
         }
         Files.writeString(file, sw + "\n", StandardCharsets.UTF_8);
@@ -113,14 +113,14 @@ final class Report {
             return v;
         }
         if (o instanceof Map<?, ?> m) {
-            JsonObjectBuilder b = Json.createObjectBuilder();
+            JsonObjectBuilder b = JsonText.json().createObjectBuilder();
             for (Map.Entry<?, ?> e : m.entrySet()) {
                 b.add(String.valueOf(e.getKey()), toJson(e.getValue()));
             }
             return b.build();
         }
         if (o instanceof Iterable<?> it) {
-            JsonArrayBuilder b = Json.createArrayBuilder();
+            JsonArrayBuilder b = JsonText.json().createArrayBuilder();
             for (Object x : it) {
                 b.add(toJson(x));
             }
@@ -130,13 +130,13 @@ final class Report {
             return bo ? JsonValue.TRUE : JsonValue.FALSE;
         }
         if (o instanceof Integer || o instanceof Long) {
-            return Json.createValue(((Number) o).longValue());
+            return JsonText.json().createValue(((Number) o).longValue());
         }
         if (o instanceof Number n) {
             double d = n.doubleValue();
-            return Double.isFinite(d) ? Json.createValue(d) : JsonValue.NULL;
+            return Double.isFinite(d) ? JsonText.json().createValue(d) : JsonValue.NULL;
         }
-        return Json.createValue(String.valueOf(o));
+        return JsonText.json().createValue(String.valueOf(o));
     }
 
     /** The summary table: every scenario name in run order, our row first, then the peers. */

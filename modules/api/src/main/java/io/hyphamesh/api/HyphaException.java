@@ -3,7 +3,6 @@ package io.hyphamesh.api;
 import java.util.Map;
 import java.util.Optional;
 
-import jakarta.json.Json;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
@@ -64,7 +63,7 @@ public class HyphaException extends RuntimeException {
 
     /** A CAS conflict carrying the current version and value. */
     public static HyphaException conflict(String message, long currentVersion, JsonValue currentValue) {
-        return new HyphaException(ErrorCode.CONFLICT, message, Json.createObjectBuilder()
+        return new HyphaException(ErrorCode.CONFLICT, message, JsonText.json().createObjectBuilder()
                 .add("version", currentVersion)
                 .add("value", currentValue)
                 .build());
@@ -72,7 +71,7 @@ public class HyphaException extends RuntimeException {
 
     /** A refused floor-guarded increment carrying the current value and version. */
     public static HyphaException floor(String message, JsonValue currentValue, long version) {
-        return new HyphaException(ErrorCode.FLOOR, message, Json.createObjectBuilder()
+        return new HyphaException(ErrorCode.FLOOR, message, JsonText.json().createObjectBuilder()
                 .add("value", currentValue)
                 .add("version", version)
                 .build());
@@ -100,7 +99,7 @@ public class HyphaException extends RuntimeException {
 
     /** The error as its wire object: {@code {"code": ..., "message": ..., ...details}}. */
     public JsonObject toJson() {
-        JsonObjectBuilder b = Json.createObjectBuilder()
+        JsonObjectBuilder b = JsonText.json().createObjectBuilder()
                 .add("code", code.wire())
                 .add("message", getMessage() == null ? code.wire() : getMessage());
         for (Map.Entry<String, JsonValue> e : details().entrySet()) {
@@ -114,7 +113,7 @@ public class HyphaException extends RuntimeException {
     /** Rebuilds an exception from its wire object; an unknown code becomes {@link ErrorCode#INTERNAL}. */
     public static HyphaException fromJson(JsonObject err) {
         ErrorCode code = ErrorCode.ofWire(err.getString("code", "internal")).orElse(ErrorCode.INTERNAL);
-        JsonObjectBuilder d = Json.createObjectBuilder();
+        JsonObjectBuilder d = JsonText.json().createObjectBuilder();
         for (Map.Entry<String, JsonValue> e : err.entrySet()) {
             if (!e.getKey().equals("code") && !e.getKey().equals("message")) {
                 d.add(e.getKey(), e.getValue());

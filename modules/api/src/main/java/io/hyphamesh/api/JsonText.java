@@ -4,7 +4,8 @@ import java.io.StringReader;
 import java.math.BigDecimal;
 import java.util.Set;
 
-import jakarta.json.Json;
+import jakarta.json.JsonReaderFactory;
+import jakarta.json.spi.JsonProvider;
 import jakarta.json.JsonException;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -20,13 +21,24 @@ import jakarta.json.stream.JsonParsingException;
  */
 public final class JsonText {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
+    /**
+     * The JSON-P provider, looked up once: {@code jakarta.json.Json}'s static methods look it up
+     * (a ServiceLoader scan of the class path) on every call, which dominated the cost of a frame.
+     */
+    private static final JsonProvider JSON = JsonProvider.provider();
+    private static final JsonReaderFactory READERS = JSON.createReaderFactory(java.util.Map.of());
 
     private JsonText() {
     }
 
+    /** The JSON-P provider (cached); use it instead of {@code Json.createXxx} on any hot path. */
+    public static JsonProvider json() {
+        return JSON;
+    }
+
     /** Parses any JSON value. Malformed text is {@code bad_request}. */
     public static JsonValue parse(String text) {
-        try (JsonReader r = Json.createReader(new StringReader(text))) {
+        try (JsonReader r = READERS.createReader(new StringReader(text))) {
             return r.readValue();
         } catch (JsonParsingException e) {
             throw HyphaException.badRequest("malformed JSON: " + e.getMessage());

@@ -1,10 +1,10 @@
 package io.hyphamesh.artifacts;
 
+import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
 
-import jakarta.json.Json;
 
 /**
  * One HTTP byte range as asked for: {@code bytes=first-last}, {@code bytes=first-} or the suffix
@@ -101,7 +101,7 @@ public final class ByteRange {
 
     private HyphaException unsatisfiable(long size) {
         return new HyphaException(ErrorCode.BAD_RANGE, "range " + this + " cannot be served from "
-                + size + " bytes", Json.createObjectBuilder().add("size", size).build());
+                + size + " bytes", JsonText.json().createObjectBuilder().add("size", size).build());
     }
 
     /** The range as a {@code Range} header value. */

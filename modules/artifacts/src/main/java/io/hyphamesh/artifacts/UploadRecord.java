@@ -5,7 +5,6 @@ import java.time.Instant;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 
 /**
@@ -18,7 +17,7 @@ record UploadRecord(UploadInfo info, String providerId) {
     static final int VERSION = 1;
 
     String json() {
-        return Json.createObjectBuilder()
+        return JsonText.json().createObjectBuilder()
                 .add("v", VERSION)
                 .add("id", info.id())
                 .add("workspace", info.workspace())

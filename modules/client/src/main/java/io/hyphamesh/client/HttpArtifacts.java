@@ -1,5 +1,6 @@
 package io.hyphamesh.client;
 
+import io.hyphamesh.api.JsonText;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -36,7 +37,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
@@ -186,7 +186,7 @@ final class HttpArtifacts implements Artifacts {
             throw new HyphaException(ErrorCode.BAD_REQUEST, "cannot read " + file + ": " + e.getMessage(), e);
         }
         long partSize = Math.max(options.partSize(), (size + S3_MAX_PARTS - 1) / S3_MAX_PARTS);
-        String open = Json.createObjectBuilder()
+        String open = JsonText.json().createObjectBuilder()
                 .add("path", path)
                 .add("size", size)
                 .add("part_size", partSize)
@@ -206,7 +206,7 @@ final class HttpArtifacts implements Artifacts {
             if (!expected.equalsIgnoreCase(done.etag())) {
                 throw new HyphaException(ErrorCode.CONFLICT, "upload of " + path + " completed with ETag " + done.etag()
                         + " but the bytes sent give " + expected + "; the stored object differs from " + file,
-                        Json.createObjectBuilder().add("expected_etag", expected).add("etag", done.etag()).build());
+                        JsonText.json().createObjectBuilder().add("expected_etag", expected).add("etag", done.etag()).build());
             }
             return done;
         } catch (RuntimeException e) {
@@ -343,11 +343,11 @@ final class HttpArtifacts implements Artifacts {
     }
 
     private ArtifactInfo complete(String id, String[] etags) {
-        JsonArrayBuilder arr = Json.createArrayBuilder();
+        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (int i = 0; i < etags.length; i++) {
-            arr.add(Json.createObjectBuilder().add("number", i + 1).add("etag", etags[i]));
+            arr.add(JsonText.json().createObjectBuilder().add("number", i + 1).add("etag", etags[i]));
         }
-        String body = Json.createObjectBuilder().add("parts", arr).build().toString();
+        String body = JsonText.json().createObjectBuilder().add("parts", arr).build().toString();
         HttpRequest req = authorized(URI.create(base + "/uploads/" + id + "/complete")).timeout(COMPLETE_TIMEOUT)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build();
@@ -401,7 +401,7 @@ final class HttpArtifacts implements Artifacts {
         if (res.statusCode() != status) {
             throw error(res.statusCode(), res.body(), res.request().method() + " " + res.request().uri().getRawPath());
         }
-        try (JsonReader r = Json.createReader(new StringReader(res.body()))) {
+        try (JsonReader r = JsonText.json().createReader(new StringReader(res.body()))) {
             return r.readObject();
         } catch (JsonParsingException | IllegalStateException e) {
             throw new HyphaException(ErrorCode.INTERNAL, "the server answered malformed JSON: " + e.getMessage(), e);
@@ -411,7 +411,7 @@ final class HttpArtifacts implements Artifacts {
     /** The error of a non-2xx answer: our JSON error body when there is one, else a code from the status. */
     static HyphaException error(int status, String body, String what) {
         if (body != null && body.startsWith("{")) {
-            try (JsonReader r = Json.createReader(new StringReader(body))) {
+            try (JsonReader r = JsonText.json().createReader(new StringReader(body))) {
                 JsonObject o = r.readObject();
                 if (o.containsKey("code")) {
                     return HyphaException.fromJson(o);

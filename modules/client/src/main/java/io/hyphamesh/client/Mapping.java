@@ -1,10 +1,10 @@
 package io.hyphamesh.client;
 
+import io.hyphamesh.api.JsonText;
 import java.io.StringReader;
 import java.lang.reflect.Type;
 
 import io.hyphamesh.api.HyphaException;
-import jakarta.json.Json;
 import jakarta.json.JsonValue;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
@@ -61,7 +61,7 @@ final class Mapping {
         if (o instanceof JsonValue v) {
             return v;
         }
-        try (var r = Json.createReader(new StringReader(toJsonText(o)))) {
+        try (var r = JsonText.json().createReader(new StringReader(toJsonText(o)))) {
             return r.readValue();
         }
     }

@@ -145,13 +145,23 @@ class LogDocTest {
             }
             List<Long> got = new CopyOnWriteArrayList<>();
             // appends race the replay
+            java.util.concurrent.Semaphore window = new java.util.concurrent.Semaphore(256);
+            AtomicInteger failed = new AtomicInteger();
             CompletableFuture<Void> racing = CompletableFuture.runAsync(() -> {
                 for (int i = 0; i < 3000; i++) {
-                    log.appendAsync(body(i));
+                    window.acquireUninterruptibly();
+                    log.appendAsync(body(i)).whenComplete((s, e) -> {
+                        if (e != null) {
+                            failed.incrementAndGet();
+                        }
+                        window.release();
+                    });
                 }
             });
             try (Subscription s = reader.log("handover").subscribe(0, r -> got.add(r.seq()))) {
                 racing.get(30, TimeUnit.SECONDS);
+                window.acquire(256);
+                assertEquals(0, failed.get(), "every racing append was acknowledged");
                 Awaitility.await("all 6000 delivered").atMost(Duration.ofSeconds(60)).until(() -> got.size() >= 6000);
                 Thread.sleep(200);
             }

@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime.auth;
 
+import io.hyphamesh.api.JsonText;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,6 @@ import io.helidon.security.jwt.jwk.JwkKeys;
 import io.helidon.security.jwt.jwk.JwkOctet;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Permission;
-import jakarta.json.Json;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 
@@ -89,7 +89,7 @@ public final class TokenService {
             for (Path f : keyFiles) {
                 String kid = f.getFileName().toString().replace(".key", "");
                 byte[] bytes = Base64.getDecoder().decode(Files.readString(f).trim());
-                JwkOctet jwk = JwkOctet.create(Json.createObjectBuilder()
+                JwkOctet jwk = JwkOctet.create(JsonText.json().createObjectBuilder()
                         .add("kty", "oct")
                         .add("kid", kid)
                         .add("alg", JwkOctet.ALG_HS256)

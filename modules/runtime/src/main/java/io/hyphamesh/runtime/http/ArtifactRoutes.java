@@ -47,7 +47,6 @@ import io.hyphamesh.artifacts.UploadInfo;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.metrics.Metrics;
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonNumber;
@@ -219,11 +218,11 @@ public final class ArtifactRoutes implements HttpService {
                 .map(l -> positiveInt(l, "limit"))
                 .orElse(s.config().listLimit());
         BlobPage page = s.list(ws, prefix, cursor, limit);
-        JsonArrayBuilder files = Json.createArrayBuilder();
+        JsonArrayBuilder files = JsonText.json().createArrayBuilder();
         for (BlobInfo b : page.blobs()) {
             files.add(blobJson(b));
         }
-        JsonObjectBuilder o = Json.createObjectBuilder().add("files", files);
+        JsonObjectBuilder o = JsonText.json().createObjectBuilder().add("files", files);
         page.cursor().ifPresent(c -> o.add("next_cursor", c));
         HttpSupport.json(res, Status.OK_200, o.build().toString());
     }
@@ -248,7 +247,7 @@ public final class ArtifactRoutes implements HttpService {
             res.send();
             return;
         }
-        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder()
+        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder()
                 .add("method", "GET")
                 .add("url", url.toString())
                 .add("expires_at", expires.toString())
@@ -274,11 +273,11 @@ public final class ArtifactRoutes implements HttpService {
 
     private void uploads(ServerRequest req, ServerResponse res) {
         String ws = authorize(req, Permission.READ);
-        JsonArrayBuilder arr = Json.createArrayBuilder();
+        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (UploadInfo u : store().uploads(ws)) {
             arr.add(uploadInfoJson(u));
         }
-        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("uploads", arr).build().toString());
+        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder().add("uploads", arr).build().toString());
     }
 
     /** Fresh part URLs grant writes, so this needs {@code read_write}. */
@@ -610,7 +609,7 @@ public final class ArtifactRoutes implements HttpService {
     }
 
     static JsonObjectBuilder blobJson(BlobInfo b) {
-        JsonObjectBuilder o = Json.createObjectBuilder()
+        JsonObjectBuilder o = JsonText.json().createObjectBuilder()
                 .add("path", b.path())
                 .add("size", b.size())
                 .add("etag", b.etag());
@@ -619,7 +618,7 @@ public final class ArtifactRoutes implements HttpService {
     }
 
     private static JsonObjectBuilder uploadInfoJson(UploadInfo u) {
-        return Json.createObjectBuilder()
+        return JsonText.json().createObjectBuilder()
                 .add("id", u.id())
                 .add("path", u.path())
                 .add("size", u.size())
@@ -631,9 +630,9 @@ public final class ArtifactRoutes implements HttpService {
     }
 
     private static JsonObjectBuilder uploadJson(Upload up) {
-        JsonArrayBuilder parts = Json.createArrayBuilder();
+        JsonArrayBuilder parts = JsonText.json().createArrayBuilder();
         for (PartUrl p : up.parts()) {
-            parts.add(Json.createObjectBuilder()
+            parts.add(JsonText.json().createObjectBuilder()
                     .add("number", p.number())
                     .add("method", p.method())
                     .add("url", p.url().toString())

@@ -22,7 +22,6 @@ import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.TokenRow;
 import io.hyphamesh.storage.WorkspaceRow;
-import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
@@ -77,11 +76,11 @@ public final class ControlRoutes implements HttpService {
 
     private void list(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
-        JsonArrayBuilder arr = Json.createArrayBuilder();
+        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (WorkspaceRow w : control.list(p)) {
             arr.add(workspaceJson(w));
         }
-        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("workspaces", arr).build().toString());
+        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder().add("workspaces", arr).build().toString());
     }
 
     private void get(ServerRequest req, ServerResponse res) {
@@ -109,7 +108,7 @@ public final class ControlRoutes implements HttpService {
                 : Optional.empty();
         String client = JsonText.string(body, "client_id", p.root() ? "client" : p.clientId());
         TokenService.Minted m = control.mint(p, ws, perm, ttl, client);
-        String json = Json.createObjectBuilder()
+        String json = JsonText.json().createObjectBuilder()
                 .add("token", m.token())
                 .add("id", m.id())
                 .add("workspace", ws)
@@ -122,9 +121,9 @@ public final class ControlRoutes implements HttpService {
 
     private void tokens(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
-        JsonArrayBuilder arr = Json.createArrayBuilder();
+        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (TokenRow t : control.tokens(p, ws(req))) {
-            JsonObjectBuilder o = Json.createObjectBuilder()
+            JsonObjectBuilder o = JsonText.json().createObjectBuilder()
                     .add("id", t.id())
                     .add("permission", t.permission().wire())
                     .add("client_id", t.clientId())
@@ -133,7 +132,7 @@ public final class ControlRoutes implements HttpService {
             t.revokedAt().ifPresent(r -> o.add("revoked_at", HttpSupport.iso(r)));
             arr.add(o);
         }
-        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("tokens", arr).build().toString());
+        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder().add("tokens", arr).build().toString());
     }
 
     private void revoke(ServerRequest req, ServerResponse res) {
@@ -145,9 +144,9 @@ public final class ControlRoutes implements HttpService {
 
     private void objects(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
-        JsonArrayBuilder arr = Json.createArrayBuilder();
+        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (ObjectRow r : control.objects(p, ws(req))) {
-            JsonObjectBuilder o = Json.createObjectBuilder()
+            JsonObjectBuilder o = JsonText.json().createObjectBuilder()
                     .add("kind", r.objectId().kind().prefix())
                     .add("name", r.objectId().name())
                     .add("size", r.bytes())
@@ -160,7 +159,7 @@ public final class ControlRoutes implements HttpService {
             }
             arr.add(o);
         }
-        HttpSupport.json(res, Status.OK_200, Json.createObjectBuilder().add("objects", arr).build().toString());
+        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder().add("objects", arr).build().toString());
     }
 
     private void deleteObject(ServerRequest req, ServerResponse res) {
@@ -184,6 +183,6 @@ public final class ControlRoutes implements HttpService {
     }
 
     private static JsonObjectBuilder workspaceJson(WorkspaceRow row) {
-        return Json.createObjectBuilder().add("name", row.name()).add("created_at", HttpSupport.iso(row.createdAt()));
+        return JsonText.json().createObjectBuilder().add("name", row.name()).add("created_at", HttpSupport.iso(row.createdAt()));
     }
 }

@@ -22,7 +22,6 @@ import io.hyphamesh.runtime.host.Session;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -183,7 +182,7 @@ public final class DocObject extends LiveObject {
         }
         BigDecimal sum = old.add(delta);
         if (floor.isPresent() && sum.compareTo(floor.get()) < 0) {
-            JsonValue shown = current == null ? Json.createValue(BigDecimal.ZERO) : current;
+            JsonValue shown = current == null ? JsonText.json().createValue(BigDecimal.ZERO) : current;
             throw HyphaException.floor("would go below " + floor.get().toPlainString() + " (value "
                     + old.toPlainString() + ", delta " + delta.toPlainString() + ")", shown, version);
         }
@@ -372,12 +371,12 @@ public final class DocObject extends LiveObject {
         BigDecimal s = d.stripTrailingZeros();
         if (s.scale() <= 0) {
             try {
-                return Json.createValue(s.longValueExact());
+                return JsonText.json().createValue(s.longValueExact());
             } catch (ArithmeticException e) {
-                return Json.createValue(s.toBigIntegerExact());
+                return JsonText.json().createValue(s.toBigIntegerExact());
             }
         }
-        return Json.createValue(d);
+        return JsonText.json().createValue(d);
     }
 
     /** Whether a value is an array (for pointer tokens). */

@@ -1,12 +1,12 @@
 package io.hyphamesh.runtime.objects;
 
+import io.hyphamesh.api.JsonText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
@@ -93,13 +93,13 @@ final class JsonPointers {
             cur = JsonValue.EMPTY_JSON_OBJECT;
         }
         if (cur instanceof JsonObject o) {
-            JsonObjectBuilder b = Json.createObjectBuilder(o);
+            JsonObjectBuilder b = JsonText.json().createObjectBuilder(o);
             b.add(t, set(o.get(t), tokens, depth + 1, value));
             return b.build();
         }
         if (cur instanceof JsonArray a) {
             int i = index(t, a.size(), true);
-            JsonArrayBuilder b = Json.createArrayBuilder(a);
+            JsonArrayBuilder b = JsonText.json().createArrayBuilder(a);
             if (i == a.size()) {
                 b.add(set(null, tokens, depth + 1, value));
             } else {

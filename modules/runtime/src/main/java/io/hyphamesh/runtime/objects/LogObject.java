@@ -25,7 +25,6 @@ import io.hyphamesh.storage.LogEntry;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.ProducerState;
 import io.hyphamesh.storage.Write;
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -333,7 +332,7 @@ public final class LogObject extends LiveObject {
                     } else {
                         r.fail(new HyphaException(ErrorCode.CONFLICT, "producer '" + producer + "' is at pseq "
                                 + mark.pseq() + "; pseq " + pseq + " was never written or was truncated",
-                                Json.createObjectBuilder().add("pseq", mark.pseq()).build()));
+                                JsonText.json().createObjectBuilder().add("pseq", mark.pseq()).build()));
                     }
                 } catch (HyphaException he) {
                     r.fail(he);
@@ -507,7 +506,7 @@ public final class LogObject extends LiveObject {
         }
         if (since > lastSeq) {
             throw new HyphaException(ErrorCode.CONFLICT, "since " + since + " is beyond the end of the log (last "
-                    + lastSeq + "); was it deleted?", Json.createObjectBuilder().add("last", lastSeq).build());
+                    + lastSeq + "); was it deleted?", JsonText.json().createObjectBuilder().add("last", lastSeq).build());
         }
         long credit = JsonText.longValue(f, "credit", Math.min(1000, maxCredit));
         if (credit < 0) {
