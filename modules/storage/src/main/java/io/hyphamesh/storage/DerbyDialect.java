@@ -66,8 +66,10 @@ final class DerbyDialect implements Dialect {
                                 + " bytes BIGINT NOT NULL, created_at BIGINT NOT NULL, last_activity BIGINT NOT NULL,"
                                 + " alarm_at BIGINT)",
                         "CREATE UNIQUE INDEX objects_name ON objects(workspace, kind, name)",
-                        "CREATE TABLE log_entries (obj BIGINT NOT NULL, seq BIGINT NOT NULL, ts BIGINT NOT NULL,"
-                                + " body " + small + ", big " + big + ", PRIMARY KEY (obj, seq))",
+                        // runs of consecutive entries, one row each (see Chunks)
+                        "CREATE TABLE log_chunks (obj BIGINT NOT NULL, first_seq BIGINT NOT NULL,"
+                                + " last_seq BIGINT NOT NULL, data " + small + ", big " + big + ","
+                                + " PRIMARY KEY (obj, first_seq))",
                         "CREATE TABLE log_producers (obj BIGINT NOT NULL, producer VARCHAR(128) NOT NULL,"
                                 + " pseq BIGINT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (obj, producer))",
                         "CREATE TABLE log_dedupe (obj BIGINT NOT NULL, producer VARCHAR(128) NOT NULL,"

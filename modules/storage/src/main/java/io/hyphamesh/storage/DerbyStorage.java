@@ -157,22 +157,30 @@ final class DerbyStorage implements Storage {
             return List.of();
         }
         String order = descending ? "DESC" : "ASC";
+        // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
         return shards.get(shard).read(true, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT seq, ts, body, big FROM log_entries"
-                    + " WHERE obj = ? AND seq >= ? AND seq <= ? ORDER BY seq " + order
-                    + " FETCH FIRST " + limit + " ROWS ONLY")) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT first_seq, data, big FROM log_chunks"
+                    + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order)) {
                 ps.setLong(1, objectId);
-                ps.setLong(2, fromSeq);
+                ps.setLong(2, fromSeq - Chunks.MAX_ENTRIES);
                 ps.setLong(3, toSeq);
-                ps.setFetchSize(Math.min(limit, 1000));
+                ps.setFetchSize(64);
                 List<LogEntry> out = new ArrayList<>(Math.min(limit, 1024));
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        byte[] body = rs.getBytes(3);
-                        if (body == null) {
-                            body = rs.getBytes(4);
+                    while (rs.next() && out.size() < limit) {
+                        byte[] data = rs.getBytes(2);
+                        if (data == null) {
+                            data = rs.getBytes(3);
                         }
-                        out.add(new LogEntry(rs.getLong(1), rs.getLong(2), new String(body, StandardCharsets.UTF_8)));
+                        if (!descending) {
+                            Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, limit, out);
+                        } else {
+                            List<LogEntry> chunk = new ArrayList<>();
+                            Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, Integer.MAX_VALUE, chunk);
+                            for (int i = chunk.size() - 1; i >= 0 && out.size() < limit; i--) {
+                                out.add(chunk.get(i));
+                            }
+                        }
                     }
                 }
                 return out;

@@ -61,7 +61,8 @@ final class GroupCommitter {
         this.conn = conn;
         this.dialect = dialect;
         this.maxBatch = maxBatch;
-        this.insertEntry = conn.prepareStatement("INSERT INTO log_entries (obj, seq, ts, body, big) VALUES (?, ?, ?, ?, ?)");
+        this.insertEntry = conn.prepareStatement(
+                "INSERT INTO log_chunks (obj, first_seq, last_seq, data, big) VALUES (?, ?, ?, ?, ?)");
         this.updateObject = conn.prepareStatement("UPDATE objects SET version = ?, state_small = ?, state_big = ?,"
                 + " first_seq = ?, last_seq = ?, entries = ?, bytes = ?, last_activity = ?, alarm_at = ? WHERE id = ?");
         this.insertObject = conn.prepareStatement("INSERT INTO objects (version, state_small, state_big, first_seq,"
@@ -250,6 +251,7 @@ final class GroupCommitter {
      */
     private final class Applier {
         private int pendingEntries;
+        private Chunks.Builder chunk;
         private final Map<Long, ObjectRow> rows = new LinkedHashMap<>();
 
         void apply(Write w) throws SQLException {
@@ -262,13 +264,14 @@ final class GroupCommitter {
                 }
                 case Write.Truncate t -> {
                     flushEntries();
-                    update("DELETE FROM log_entries WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
+                    // a chunk straddling the new first sequence stays; reads never go below it
+                    update("DELETE FROM log_chunks WHERE obj = ? AND last_seq < ?", t.objectId(), t.beforeSeq());
                     update("DELETE FROM log_dedupe WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
                 }
                 case Write.DeleteObject d -> {
                     flushEntries();
                     rows.remove(d.objectId());
-                    update("DELETE FROM log_entries WHERE obj = ?", d.objectId());
+                    update("DELETE FROM log_chunks WHERE obj = ?", d.objectId());
                     update("DELETE FROM log_dedupe WHERE obj = ?", d.objectId());
                     update("DELETE FROM log_producers WHERE obj = ?", d.objectId());
                     update("DELETE FROM objects WHERE id = ?", d.objectId());
@@ -277,7 +280,7 @@ final class GroupCommitter {
                     flushEntries();
                     flushRows();
                     String sub = " WHERE obj IN (SELECT id FROM objects WHERE workspace = ?)";
-                    update("DELETE FROM log_entries" + sub, p.workspace());
+                    update("DELETE FROM log_chunks" + sub, p.workspace());
                     update("DELETE FROM log_dedupe" + sub, p.workspace());
                     update("DELETE FROM log_producers" + sub, p.workspace());
                     update("DELETE FROM objects WHERE workspace = ?", p.workspace());
@@ -304,26 +307,40 @@ final class GroupCommitter {
             }
         }
 
+        /** Consecutive entries of one Log share a chunk row, across the writes of this transaction. */
         private void addEntries(Write.AppendEntries a) throws SQLException {
-            int inline = dialect.inlineBytes();
             for (LogEntry e : a.entries()) {
                 byte[] body = e.body().getBytes(StandardCharsets.UTF_8);
-                insertEntry.setLong(1, a.objectId());
-                insertEntry.setLong(2, e.seq());
-                insertEntry.setLong(3, e.timestamp());
-                if (body.length <= inline) {
-                    insertEntry.setBytes(4, body);
-                    insertEntry.setNull(5, Types.BLOB);
-                } else {
-                    insertEntry.setNull(4, Types.VARBINARY);
-                    insertEntry.setBytes(5, body);
+                if (chunk == null || !chunk.accepts(a.objectId(), e, body.length)) {
+                    closeChunk();
+                    chunk = new Chunks.Builder(a.objectId(), e.seq());
                 }
-                insertEntry.addBatch();
-                pendingEntries++;
+                chunk.add(e, body);
             }
         }
 
+        private void closeChunk() throws SQLException {
+            if (chunk == null) {
+                return;
+            }
+            byte[] data = chunk.bytes.toByteArray();
+            insertEntry.setLong(1, chunk.objectId);
+            insertEntry.setLong(2, chunk.firstSeq);
+            insertEntry.setLong(3, chunk.lastSeq);
+            if (data.length <= dialect.inlineBytes()) {
+                insertEntry.setBytes(4, data);
+                insertEntry.setNull(5, Types.BLOB);
+            } else {
+                insertEntry.setNull(4, Types.VARBINARY);
+                insertEntry.setBytes(5, data);
+            }
+            insertEntry.addBatch();
+            pendingEntries++;
+            chunk = null;
+        }
+
         private void flushEntries() throws SQLException {
+            closeChunk();
             if (pendingEntries > 0) {
                 insertEntry.executeBatch();
                 pendingEntries = 0;
