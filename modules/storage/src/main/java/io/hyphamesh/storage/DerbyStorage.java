@@ -189,6 +189,21 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public long lastLogSeq(int shard, long objectId, long atLeast) {
+        return shards.get(shard).read(false, c -> {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?")) {
+                ps.setLong(1, objectId);
+                ps.setLong(2, atLeast - Chunks.MAX_ENTRIES);
+                try (ResultSet rs = ps.executeQuery()) {
+                    long max = rs.next() ? rs.getLong(1) : 0;
+                    return Math.max(max, atLeast);
+                }
+            }
+        });
+    }
+
+    @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
         return shards.get(shard).read(true, c -> {
             try (PreparedStatement ps = c.prepareStatement(

@@ -51,6 +51,12 @@ public interface Storage extends AutoCloseable {
      */
     List<LogEntry> readLog(int shard, long objectId, long fromSeq, long toSeq, int limit, boolean descending);
 
+    /**
+     * The last stored sequence of a Log known to have at least {@code atLeast}: Log rows are not
+     * rewritten on every append, so the entries themselves are the truth about the end.
+     */
+    long lastLogSeq(int shard, long objectId, long atLeast);
+
     /** The Log sequence an idempotent append of {@code (producer, pseq)} was written at, if still there. */
     Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq);
 

@@ -69,6 +69,12 @@ public final class LogObject extends LiveObject {
     private long bytes;
     private long committedSeq;
     private Retention retention = Retention.NONE;
+    /** When the row was last submitted; appends rewrite it at most every ROW_EVERY_NANOS. */
+    private long rowWrittenNanos;
+    private boolean rowDirty;
+    /** Appends were committed without their row: write it before hibernating. */
+    private boolean rowStale;
+    private static final long ROW_EVERY_NANOS = 1_000_000_000L;
 
     private final EntryRing cache = new EntryRing();
     private final Map<String, ProducerState> producers = new HashMap<>();
@@ -132,9 +138,14 @@ public final class LogObject extends LiveObject {
         createdAt = r.createdAt();
         lastActivity = r.lastActivity();
         firstSeq = r.firstSeq();
-        lastSeq = r.lastSeq();
+        // the row is rewritten at most every ROW_EVERY_NANOS, the entries with every commit
+        lastSeq = ctx.storage().lastLogSeq(shard, objId, r.lastSeq());
+        if (firstSeq == 0 && lastSeq > 0) {
+            firstSeq = 1;
+        }
         bytes = r.bytes();
         committedSeq = lastSeq;
+        rowWrittenNanos = System.nanoTime();
         retention = parseRetention(r.state());
         for (ProducerState p : ctx.storage().producers(shard, objId)) {
             producers.put(p.producer(), p);
@@ -358,7 +369,16 @@ public final class LogObject extends LiveObject {
             return;
         }
         enforceCountRetention();
-        batchWrites.add(new Write.PutObject(row()));
+        // the entries say where the Log ends; the row (counters, activity) is refreshed at most
+        // once a second, and at once when it is new or a truncation changed its first sequence
+        long now = System.nanoTime();
+        if (rowWrittenNanos == 0 || rowDirty || now - rowWrittenNanos >= ROW_EVERY_NANOS) {
+            batchWrites.add(new Write.PutObject(row()));
+            rowWrittenNanos = now;
+            rowDirty = false;
+        } else {
+            rowStale = true;
+        }
         List<PendingAppend> appends = List.copyOf(batch);
         long upTo = lastSeq;
         batch.clear();
@@ -618,6 +638,7 @@ public final class LogObject extends LiveObject {
 
     /** Drops entries below {@code newFirst} (in memory now, in storage with the next submission). */
     private void truncateTo(long newFirst) {
+        rowDirty = true;
         long before = entries();
         batchWrites.add(new Write.Truncate(objId, newFirst));
         firstSeq = newFirst;
@@ -767,7 +788,13 @@ public final class LogObject extends LiveObject {
 
     @Override
     protected boolean isIdle() {
-        return subs.isEmpty() && pendingCommits == 0 && batchWrites.isEmpty();
+        if (rowStale && pendingCommits == 0 && batchWrites.isEmpty()) {
+            // write the counters before hibernating; the next reap finds the Log idle
+            rowStale = false;
+            persistRow();
+            return false;
+        }
+        return subs.isEmpty() && pendingCommits == 0 && batchWrites.isEmpty() && !rowStale;
     }
 
     @Override
@@ -777,6 +804,8 @@ public final class LogObject extends LiveObject {
             createdAt = System.currentTimeMillis();
         }
         batchWrites.add(new Write.PutObject(row()));
+        rowWrittenNanos = System.nanoTime();
+        rowDirty = false;
         onEndOfBatchWrites();
     }
 
