@@ -28,6 +28,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
@@ -82,12 +83,13 @@ final class DefaultHyphaClient implements HyphaClient {
     /** A request waiting for its answer; {@code retry} ones are sent again after a reconnect. */
     static final class Pending {
         private final String frame;
-        private final CompletableFuture<JsonValue> future;
+        /** Completed with the answer's {@code ok} text. */
+        private final CompletableFuture<String> future;
         private final boolean retry;
-        private final Consumer<JsonValue> onReply;
+        private final Consumer<String> onReply;
         private WebSocket sentOn;
 
-        Pending(String frame, CompletableFuture<JsonValue> future, boolean retry, Consumer<JsonValue> onReply) {
+        Pending(String frame, CompletableFuture<String> future, boolean retry, Consumer<String> onReply) {
             this.frame = frame;
             this.future = future;
             this.retry = retry;
@@ -98,7 +100,7 @@ final class DefaultHyphaClient implements HyphaClient {
             return frame;
         }
 
-        CompletableFuture<JsonValue> future() {
+        CompletableFuture<String> future() {
             return future;
         }
 
@@ -353,7 +355,7 @@ final class DefaultHyphaClient implements HyphaClient {
      * and {@code op} (may be empty). Completes with the {@code ok} value or fails with the error.
      */
     CompletableFuture<JsonValue> request(String to, String op, String fields, boolean retry, Duration timeout) {
-        return request(to, op, fields, retry, timeout, null);
+        return requestRaw(to, op, fields, retry, timeout, null).thenApply(Frame::parseValue);
     }
 
     /**
@@ -362,6 +364,13 @@ final class DefaultHyphaClient implements HyphaClient {
      */
     CompletableFuture<JsonValue> request(String to, String op, String fields, boolean retry, Duration timeout,
                                          Consumer<JsonValue> onReply) {
+        return requestRaw(to, op, fields, retry, timeout, raw -> onReply.accept(Frame.parseValue(raw)))
+                .thenApply(Frame::parseValue);
+    }
+
+    /** A request completed with the text of its answer ({@code ok}); see {@link #request}. */
+    CompletableFuture<String> requestRaw(String to, String op, String fields, boolean retry, Duration timeout,
+                                         Consumer<String> onReply) {
         if (closed) {
             return CompletableFuture.failedFuture(new HyphaException(ErrorCode.UNAVAILABLE, "client is closed"));
         }
@@ -378,7 +387,7 @@ final class DefaultHyphaClient implements HyphaClient {
         }
         b.append('}');
         String frame = b.toString();
-        CompletableFuture<JsonValue> f = new CompletableFuture<>();
+        CompletableFuture<String> f = new CompletableFuture<>();
         Pending p = new Pending(frame, f, retry, onReply);
         pending.put(id, p);
         long ms = timeout.toMillis();
@@ -569,55 +578,52 @@ final class DefaultHyphaClient implements HyphaClient {
     }
 
     private void onMessage(String text) {
-        JsonValue v = JsonText.parse(text);
-        if (v instanceof JsonArray arr) {
-            for (JsonValue f : arr) {
-                onFrame((JsonObject) f);
+        for (Frame f : Frame.parseMessage(text)) {
+            if (f != null) {
+                onFrame(f);
             }
-        } else {
-            onFrame((JsonObject) v);
         }
     }
 
-    private void onFrame(JsonObject f) {
-        JsonValue re = f.get("re");
-        if (re != null) {
-            if (re instanceof JsonNumber n) {
-                Pending p = pending.remove(n.longValue());
-                if (p != null) {
-                    JsonValue err = f.get("err");
-                    if (err instanceof JsonObject eo) {
-                        p.future().completeExceptionally(HyphaException.fromJson(eo));
-                    } else {
-                        JsonValue ok = f.getOrDefault("ok", JsonValue.NULL);
-                        if (p.onReply != null) {
-                            try {
-                                p.onReply.accept(ok);
-                            } catch (RuntimeException e) {
-                                LOG.log(Level.WARNING, "reply hook failed", e);
-                            }
-                        }
-                        p.future().complete(ok);
+    private void onFrame(Frame f) {
+        if (f.has("re")) {
+            if (f.isNull("re")) {
+                LOG.warning("server rejected a frame: " + f.raw("err"));
+                return;
+            }
+            Pending p = pending.remove(f.longValue("re"));
+            if (p != null) {
+                if (!f.isNull("err")) {
+                    p.future().completeExceptionally(HyphaException.fromJson(f.value("err").asJsonObject()));
+                } else {
+                    String ok = f.raw("ok");
+                    if (ok == null) {
+                        ok = "null";
                     }
+                    if (p.onReply != null) {
+                        try {
+                            p.onReply.accept(ok);
+                        } catch (RuntimeException e) {
+                            LOG.log(Level.WARNING, "reply hook failed", e);
+                        }
+                    }
+                    p.future().complete(ok);
                 }
-            } else {
-                LOG.warning("server rejected a frame: " + f.get("err"));
             }
             return;
         }
-        JsonValue ev = f.get("ev");
-        if (ev instanceof JsonNumber n) {
-            SubscriptionBase s = subsByServerId.get(n.longValue());
+        if (f.has("ev")) {
+            SubscriptionBase s = subsByServerId.get(f.longValue("ev"));
             if (s != null) {
                 s.onEvent(f);
             }
             return;
         }
-        if (f.containsKey("call")) {
+        if (f.has("call")) {
             onCall(f);
             return;
         }
-        if (f.get("hello") instanceof JsonObject hello) {
+        if (f.value("hello", JsonValue.NULL) instanceof JsonObject hello) {
             workspace = hello.getString("workspace");
             clientId = hello.getString("client");
             permission = Permission.ofWire(hello.getString("permission")).orElse(Permission.READ);
@@ -637,12 +643,12 @@ final class DefaultHyphaClient implements HyphaClient {
         }
     }
 
-    private void onCall(JsonObject f) {
-        long callId = f.getJsonNumber("call").longValue();
-        String service = f.getString("service", "");
+    private void onCall(Frame f) {
+        long callId = f.longValue("call");
+        String service = f.string("service", "");
         Registration r = services.get(service);
-        ServiceHandler.Call call = new ServiceHandler.Call(f.getString("from", ""), service, f.getString("method", ""),
-                f.getOrDefault("args", JsonValue.EMPTY_JSON_ARRAY));
+        ServiceHandler.Call call = new ServiceHandler.Call(f.string("from", ""), service, f.string("method", ""),
+                f.value("args", JsonValue.EMPTY_JSON_ARRAY));
         workers.execute(() -> {
             String answer;
             try {

@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.JsonText;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -127,25 +128,25 @@ final class DocHandle implements Doc {
         }
 
         @Override
-        void onEvent(JsonObject f) {
-            if (f.containsKey("deleted")) {
+        void onEvent(Frame f) {
+            if (f.has("deleted")) {
                 lastVersion = 0;
                 DocEvent e = new DocEvent(0, "deleted", Optional.empty(), JsonValue.NULL);
                 deliver(() -> listener.accept(e));
                 restore();
                 return;
             }
-            if (f.containsKey("closed")) {
+            if (f.has("closed")) {
                 restore();
                 return;
             }
-            long version = f.getJsonNumber("version").longValue();
+            long version = f.longValue("version");
             if (version <= lastVersion) {
                 return;
             }
             lastVersion = version;
-            Optional<String> path = f.get("path") instanceof JsonString s ? Optional.of(s.getString()) : Optional.empty();
-            DocEvent e = new DocEvent(version, f.getString("op", "put"), path, f.getOrDefault("value", JsonValue.NULL));
+            Optional<String> path = Optional.ofNullable(f.string("path", null));
+            DocEvent e = new DocEvent(version, f.string("op", "put"), path, f.value("value", JsonValue.NULL));
             deliver(() -> listener.accept(e));
         }
     }

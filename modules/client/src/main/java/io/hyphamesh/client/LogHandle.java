@@ -10,6 +10,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.JsonText;
@@ -51,7 +52,7 @@ final class LogHandle implements Log {
     }
 
     private CompletableFuture<Long> appendAsync(JsonValue body, Duration timeout) {
-        return client.request(target, "append", "\"body\":" + body, false, timeout).thenApply(LogHandle::seq);
+        return client.requestRaw(target, "append", "\"body\":" + body, false, timeout, null).thenApply(LogHandle::seq);
     }
 
     @Override
@@ -67,8 +68,8 @@ final class LogHandle implements Log {
     private CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
         // idempotent: safe to send again after a reconnect
-        return client.request(target, "append", "\"body\":" + body + ",\"producer\":" + JsonText.quote(producer)
-                + ",\"pseq\":" + pseq, true, timeout).thenApply(LogHandle::seq);
+        return client.requestRaw(target, "append", "\"body\":" + body + ",\"producer\":" + JsonText.quote(producer)
+                + ",\"pseq\":" + pseq, true, timeout, null).thenApply(LogHandle::seq);
     }
 
     @Override
@@ -82,7 +83,7 @@ final class LogHandle implements Log {
     }
 
     private CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
-        return client.request(target, "append_all", bodiesField(bodies).toString(), false, timeout)
+        return client.requestRaw(target, "append_all", bodiesField(bodies).toString(), false, timeout, null)
                 .thenApply(LogHandle::seq);
     }
 
@@ -91,7 +92,7 @@ final class LogHandle implements Log {
         Names.check("producer", producer);
         StringBuilder b = bodiesField(bodies).append(",\"producer\":").append(JsonText.quote(producer))
                 .append(",\"pseq\":").append(pseq);
-        return DefaultHyphaClient.await(client.request(target, "append_all", b.toString(), true, timeout)
+        return DefaultHyphaClient.await(client.requestRaw(target, "append_all", b.toString(), true, timeout, null)
                 .thenApply(LogHandle::seq));
     }
 
@@ -103,34 +104,37 @@ final class LogHandle implements Log {
         return b.append(']');
     }
 
-    private static long seq(JsonValue ok) {
-        return ((JsonNumber) ok.asJsonObject().get("seq")).longValue();
+    private static long seq(String ok) {
+        return Frame.parse(ok).longValue("seq");
     }
 
     @Override
     public LogPage read(long fromSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.request(target, "read",
-                "\"from\":" + fromSeq + ",\"limit\":" + limit, true, timeout)), "next");
+        return page(DefaultHyphaClient.await(client.requestRaw(target, "read",
+                "\"from\":" + fromSeq + ",\"limit\":" + limit, true, timeout, null)), "next");
     }
 
     @Override
     public LogPage readBackward(long beforeSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.request(target, "read",
-                "\"before\":" + beforeSeq + ",\"limit\":" + limit, true, timeout)), "before");
+        return page(DefaultHyphaClient.await(client.requestRaw(target, "read",
+                "\"before\":" + beforeSeq + ",\"limit\":" + limit, true, timeout, null)), "before");
     }
 
-    private static LogPage page(JsonValue ok, String cursor) {
-        JsonObject o = ok.asJsonObject();
+    private static LogPage page(String ok, String cursor) {
+        // a page is parsed in one pass into a tree: bodies come out already parsed
+        JsonObject o = Frame.parseValue(ok).asJsonObject();
         List<LogRecord> entries = new ArrayList<>();
-        for (JsonValue e : o.getJsonArray("entries")) {
-            entries.add(record(e.asJsonObject()));
+        for (JsonValue v : o.getJsonArray("entries")) {
+            JsonObject e = v.asJsonObject();
+            entries.add(new LogRecord(e.getJsonNumber("seq").longValue(), e.getJsonNumber("ts").longValue(),
+                    e.get("body")));
         }
         OptionalLong next = o.get(cursor) instanceof JsonNumber n ? OptionalLong.of(n.longValue()) : OptionalLong.empty();
         return new LogPage(entries, o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(), next);
     }
 
-    static LogRecord record(JsonObject e) {
-        return new LogRecord(e.getJsonNumber("seq").longValue(), e.getJsonNumber("ts").longValue(), e.get("body"));
+    static LogRecord record(Frame e) {
+        return new LogRecord(e.longValue("seq"), e.longValue("ts"), e.raw("body"));
     }
 
     @Override
@@ -199,9 +203,9 @@ final class LogHandle implements Log {
         }
 
         @Override
-        void onEvent(JsonObject f) {
-            if (f.get("seq") instanceof JsonNumber n) {
-                long seq = n.longValue();
+        void onEvent(Frame f) {
+            if (f.has("seq")) {
+                long seq = f.longValue("seq");
                 if (seq <= lastReceived) {
                     return;
                 }
@@ -211,16 +215,16 @@ final class LogHandle implements Log {
                     listener.accept(r);
                     grant();
                 });
-            } else if (f.get("truncated") instanceof JsonObject t) {
-                long to = t.getJsonNumber("to").longValue();
+            } else if (f.has("truncated")) {
+                long to = f.value("truncated").asJsonObject().getJsonNumber("to").longValue();
                 if (to > lastReceived) {
                     lastReceived = to;
                 }
-            } else if (f.containsKey("deleted")) {
+            } else if (f.has("deleted")) {
                 // the Log was deleted: follow the name into its next life, from its start
                 lastReceived = 0;
                 restore();
-            } else if (f.containsKey("closed")) {
+            } else if (f.has("closed")) {
                 restore();
             }
         }

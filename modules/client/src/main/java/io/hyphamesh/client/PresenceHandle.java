@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -121,11 +122,11 @@ final class PresenceHandle implements Presence {
         }
 
         @Override
-        void onEvent(JsonObject f) {
-            if (!(f.get("member") instanceof JsonObject m)) {
+        void onEvent(Frame f) {
+            if (!(f.value("member", JsonValue.NULL) instanceof JsonObject m)) {
                 throw new HyphaException(ErrorCode.BAD_REQUEST, "presence event without member");
             }
-            PresenceEvent e = new PresenceEvent(f.getString("type"), member(m));
+            PresenceEvent e = new PresenceEvent(f.string("type"), member(m));
             deliver(() -> listener.accept(e));
         }
     }

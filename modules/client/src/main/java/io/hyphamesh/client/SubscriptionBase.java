@@ -6,7 +6,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import jakarta.json.JsonNumber;
-import jakarta.json.JsonObject;
+import io.hyphamesh.api.Frame;
 import jakarta.json.JsonValue;
 
 /**
@@ -47,7 +47,7 @@ abstract class SubscriptionBase implements Subscription {
     abstract CompletableFuture<JsonValue> subscribe();
 
     /** Handles an event frame (reader thread). */
-    abstract void onEvent(JsonObject frame);
+    abstract void onEvent(Frame frame);
 
     /** Binds the server's id from a subscribe answer (reader thread). */
     final void bindFrom(JsonValue ok) {

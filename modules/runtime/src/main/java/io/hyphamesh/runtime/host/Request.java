@@ -1,10 +1,9 @@
 package io.hyphamesh.runtime.host;
 
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Permission;
-import jakarta.json.JsonObject;
+import io.hyphamesh.api.Frame;
 
 /**
  * One request frame addressed to an object: who sent it, its id, its target, its operation and the
@@ -17,7 +16,7 @@ public final class Request {
     private final long id;
     private final ObjectId target;
     private final String op;
-    private final JsonObject frame;
+    private final Frame frame;
     private final long startNanos;
     private final Completion completion;
 
@@ -27,7 +26,7 @@ public final class Request {
         void answered(Request request, boolean ok);
     }
 
-    public Request(Session session, long id, ObjectId target, String op, JsonObject frame, long startNanos,
+    public Request(Session session, long id, ObjectId target, String op, Frame frame, long startNanos,
                    Completion completion) {
         this.session = session;
         this.id = id;
@@ -54,7 +53,7 @@ public final class Request {
         return op;
     }
 
-    public JsonObject frame() {
+    public Frame frame() {
         return frame;
     }
 
@@ -75,7 +74,8 @@ public final class Request {
      * {@code to}, {@code op} and {@code fields}: a misspelt field must not pass silently.
      */
     public void allow(String... fields) {
-        for (String k : frame.keySet()) {
+        for (int i = 0; i < frame.size(); i++) {
+            String k = frame.keyAt(i);
             if (k.equals("id") || k.equals("to") || k.equals("op")) {
                 continue;
             }
@@ -107,6 +107,6 @@ public final class Request {
 
     /** A required string field of the frame. */
     public String string(String field) {
-        return JsonText.string(frame, field);
+        return frame.string(field);
     }
 }

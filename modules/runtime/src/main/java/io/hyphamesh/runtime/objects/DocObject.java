@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
@@ -146,14 +147,14 @@ public final class DocObject extends LiveObject {
 
     private void put(Request r) {
         r.require(Permission.READ_WRITE);
-        JsonValue next = JsonText.value(r.frame(), "value");
+        JsonValue next = r.frame().value("value");
         commitNew(r, next, "put", null);
     }
 
     private void cas(Request r) {
         r.require(Permission.READ_WRITE);
-        long expected = JsonText.longValue(r.frame(), "version");
-        JsonValue next = JsonText.value(r.frame(), "value");
+        long expected = r.frame().longValue("version");
+        JsonValue next = r.frame().value("value");
         if (expected != version) {
             throw HyphaException.conflict("version is " + version + ", not " + expected, version, value);
         }
@@ -162,11 +163,10 @@ public final class DocObject extends LiveObject {
 
     private void incr(Request r) {
         r.require(Permission.READ_WRITE);
-        JsonObject f = r.frame();
-        String path = JsonText.string(f, "path");
-        BigDecimal delta = JsonText.decimal(f, "delta");
-        Optional<BigDecimal> floor = f.containsKey("floor") && f.get("floor") != JsonValue.NULL
-                ? Optional.of(JsonText.decimal(f, "floor")) : Optional.empty();
+        Frame f = r.frame();
+        String path = f.string("path");
+        BigDecimal delta = f.decimal("delta");
+        Optional<BigDecimal> floor = f.isNull("floor") ? Optional.empty() : Optional.of(f.decimal("floor"));
         List<String> tokens = JsonPointers.parse(path);
         if (tokens.isEmpty() && !(value instanceof JsonNumber) && value != JsonValue.NULL) {
             throw HyphaException.badRequest("incr on the whole document needs it to be a number");
@@ -194,8 +194,8 @@ public final class DocObject extends LiveObject {
 
     private void patch(Request r) {
         r.require(Permission.READ_WRITE);
-        String path = JsonText.string(r.frame(), "path");
-        JsonValue v = JsonText.value(r.frame(), "value");
+        String path = r.frame().string("path");
+        JsonValue v = r.frame().value("value");
         List<String> tokens = JsonPointers.parse(path);
         JsonValue next = JsonPointers.set(value, tokens, v);
         commitNew(r, next, null, null, ",\"op\":\"patch\",\"path\":" + JsonText.quote(path) + ",\"value\":" + v);
@@ -294,7 +294,7 @@ public final class DocObject extends LiveObject {
     }
 
     private void unsubscribe(Request r) {
-        long sub = JsonText.longValue(r.frame(), "sub");
+        long sub = r.frame().longValue("sub");
         Session s = subs.get(sub);
         if (s == null || s != r.session()) {
             throw HyphaException.notFound("no subscription " + sub);

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
@@ -250,31 +251,33 @@ public final class LogObject extends LiveObject {
 
     private void append(Request r, boolean all) {
         r.require(Permission.READ_WRITE);
-        JsonObject f = r.frame();
+        Frame f = r.frame();
         List<String> bodies;
         if (all) {
-            JsonValue v = JsonText.value(f, "bodies");
-            if (!(v instanceof JsonArray arr)) {
-                throw HyphaException.badRequest("field 'bodies' must be an array");
-            }
-            if (arr.isEmpty()) {
+            List<String> raw = f.rawArray("bodies");
+            if (raw.isEmpty()) {
                 throw HyphaException.badRequest("'bodies' must not be empty");
             }
-            if (arr.size() > maxBatch) {
-                throw HyphaException.limit("a batch holds at most " + maxBatch + " entries, got " + arr.size());
+            if (raw.size() > maxBatch) {
+                throw HyphaException.limit("a batch holds at most " + maxBatch + " entries, got " + raw.size());
             }
-            bodies = new ArrayList<>(arr.size());
-            for (JsonValue b : arr) {
+            bodies = new ArrayList<>(raw.size());
+            for (String b : raw) {
                 bodies.add(checkedBody(b));
             }
         } else {
-            bodies = List.of(checkedBody(JsonText.value(f, "body")));
+            // the body's own text (validated when the frame was read) is stored and sent as it came
+            String raw = f.raw("body");
+            if (raw == null) {
+                throw HyphaException.badRequest("missing field 'body'");
+            }
+            bodies = List.of(checkedBody(raw));
         }
-        Optional<String> producer = Optional.ofNullable(JsonText.string(f, "producer", null));
+        Optional<String> producer = Optional.ofNullable(f.string("producer", null));
         long pseq = 0;
         if (producer.isPresent()) {
             Names.check("producer", producer.get());
-            pseq = JsonText.longValue(f, "pseq");
+            pseq = f.longValue("pseq");
             if (pseq < 0) {
                 throw HyphaException.badRequest("pseq must be >= 0");
             }
@@ -283,7 +286,7 @@ public final class LogObject extends LiveObject {
                 duplicate(r, producer.get(), pseq, mark, bodies.size());
                 return;
             }
-        } else if (f.containsKey("pseq")) {
+        } else if (f.has("pseq")) {
             throw HyphaException.badRequest("'pseq' needs a 'producer'");
         }
         long now = System.currentTimeMillis();
@@ -313,8 +316,7 @@ public final class LogObject extends LiveObject {
         batch.add(new PendingAppend(r, first, bodies.size()));
     }
 
-    private String checkedBody(JsonValue v) {
-        String text = v.toString();
+    private String checkedBody(String text) {
         if (text.length() > maxEntryBytes
                 || (text.length() * 3L > maxEntryBytes && text.getBytes(StandardCharsets.UTF_8).length > maxEntryBytes)) {
             throw HyphaException.tooLarge("entry is larger than " + maxEntryBytes + " bytes");
@@ -431,23 +433,23 @@ public final class LogObject extends LiveObject {
     private void read(Request r) {
         r.require(Permission.READ);
         readsCounter.inc();
-        JsonObject f = r.frame();
-        int limit = (int) JsonText.longValue(f, "limit", maxPage);
+        Frame f = r.frame();
+        int limit = (int) f.longValue("limit", maxPage);
         if (limit < 1 || limit > maxPage) {
             throw HyphaException.limit("limit must be 1.." + maxPage);
         }
-        boolean backward = f.containsKey("before");
+        boolean backward = f.has("before");
         List<LogEntry> out;
         long last = lastSeq;
         long first = firstSeq == 0 ? 1 : firstSeq;
         if (backward) {
-            long before = JsonText.longValue(f, "before");
+            long before = f.longValue("before");
             long hi = Math.min(before - 1, last);
             long lo = Math.max(first, hi - limit + 1);
             out = range(lo, hi, limit);
             java.util.Collections.reverse(out);
         } else {
-            long from = Math.max(JsonText.longValue(f, "from", first), first);
+            long from = Math.max(f.longValue("from", first), first);
             long hi = Math.min(last, from + limit - 1);
             out = range(from, hi, limit);
         }
@@ -518,9 +520,9 @@ public final class LogObject extends LiveObject {
 
     private void subscribe(Request r) {
         r.require(Permission.READ);
-        JsonObject f = r.frame();
+        Frame f = r.frame();
         // without 'since': from what is committed now (what the answer's 'last' reports)
-        long since = JsonText.longValue(f, "since", committedSeq);
+        long since = f.longValue("since", committedSeq);
         if (since < 0) {
             throw HyphaException.badRequest("since must be >= 0");
         }
@@ -528,7 +530,7 @@ public final class LogObject extends LiveObject {
             throw new HyphaException(ErrorCode.CONFLICT, "since " + since + " is beyond the end of the log (last "
                     + lastSeq + "); was it deleted?", JsonText.json().createObjectBuilder().add("last", lastSeq).build());
         }
-        long credit = JsonText.longValue(f, "credit", Math.min(1000, maxCredit));
+        long credit = f.longValue("credit", Math.min(1000, maxCredit));
         if (credit < 0) {
             throw HyphaException.badRequest("credit must be >= 0");
         }
@@ -541,8 +543,8 @@ public final class LogObject extends LiveObject {
     }
 
     private void credit(Request r) {
-        long subId = JsonText.longValue(r.frame(), "sub");
-        long n = JsonText.longValue(r.frame(), "n");
+        long subId = r.frame().longValue("sub");
+        long n = r.frame().longValue("n");
         if (n < 0) {
             throw HyphaException.badRequest("n must be >= 0");
         }
@@ -556,7 +558,7 @@ public final class LogObject extends LiveObject {
     }
 
     private void unsubscribe(Request r) {
-        long subId = JsonText.longValue(r.frame(), "sub");
+        long subId = r.frame().longValue("sub");
         Sub sub = subs.get(subId);
         if (sub == null || sub.session != r.session()) {
             throw HyphaException.notFound("no subscription " + subId);
@@ -623,7 +625,7 @@ public final class LogObject extends LiveObject {
 
     private void truncate(Request r) {
         r.require(Permission.READ_WRITE);
-        long before = JsonText.longValue(r.frame(), "before");
+        long before = r.frame().longValue("before");
         if (before < 1) {
             throw HyphaException.badRequest("before must be >= 1");
         }
@@ -652,8 +654,7 @@ public final class LogObject extends LiveObject {
 
     private void configure(Request r) {
         r.require(Permission.READ_WRITE);
-        JsonObject f = r.frame();
-        JsonValue ret = JsonText.value(f, "retention");
+        JsonValue ret = r.frame().value("retention");
         if (!(ret instanceof JsonObject ro)) {
             throw HyphaException.badRequest("'retention' must be an object");
         }

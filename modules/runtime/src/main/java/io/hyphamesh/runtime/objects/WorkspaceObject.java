@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
@@ -69,12 +70,12 @@ public final class WorkspaceObject extends LiveObject {
     private static final class Presence {
         final String client;
         long session;
-        JsonValue meta;
+        String meta;
         String state = "present";
         long since;
         long lastBeat;
 
-        Presence(String client, long session, JsonValue meta, long now) {
+        Presence(String client, long session, String meta, long now) {
             this.client = client;
             this.session = session;
             this.meta = meta;
@@ -165,11 +166,15 @@ public final class WorkspaceObject extends LiveObject {
 
     private void call(Request r) {
         r.require(Permission.READ);
-        JsonObject f = r.frame();
-        String service = Names.check("service", JsonText.string(f, "service"));
-        String method = Names.check("method", JsonText.string(f, "method"));
-        JsonValue args = f.getOrDefault("args", JsonValue.EMPTY_JSON_ARRAY);
-        long timeoutMs = JsonText.longValue(f, "timeout_ms", defaultTimeout.toMillis());
+        Frame f = r.frame();
+        String service = Names.check("service", f.string("service"));
+        String method = Names.check("method", f.string("method"));
+        // the arguments go to the provider as they came (validated when the frame was read)
+        String args = f.raw("args");
+        if (args == null) {
+            args = "[]";
+        }
+        long timeoutMs = f.longValue("timeout_ms", defaultTimeout.toMillis());
         if (timeoutMs <= 0 || timeoutMs > maxTimeout.toMillis()) {
             throw HyphaException.badRequest("timeout_ms must be 1.." + maxTimeout.toMillis());
         }
@@ -179,7 +184,7 @@ public final class WorkspaceObject extends LiveObject {
         }
         long deadline = r.startNanos() + timeoutMs * 1_000_000L;
         long callId = CALL_IDS.incrementAndGet();
-        StringBuilder frame = new StringBuilder(96 + args.toString().length());
+        StringBuilder frame = new StringBuilder(96 + args.length());
         frame.append("{\"call\":").append(callId).append(",\"from\":");
         JsonText.quote(frame, r.session().clientId()).append(",\"service\":");
         JsonText.quote(frame, service).append(",\"method\":");
@@ -217,11 +222,11 @@ public final class WorkspaceObject extends LiveObject {
 
     private void register(Request r) {
         r.require(Permission.READ_WRITE);
-        JsonObject f = r.frame();
-        String service = Names.check("service", JsonText.string(f, "service"));
+        Frame f = r.frame();
+        String service = Names.check("service", f.string("service"));
         Set<String> methods = new HashSet<>();
-        JsonValue m = f.get("methods");
-        if (m != null && m != JsonValue.NULL) {
+        JsonValue m = f.value("methods", JsonValue.NULL);
+        if (m != JsonValue.NULL) {
             if (!(m instanceof JsonArray arr)) {
                 throw HyphaException.badRequest("'methods' must be an array of names");
             }
@@ -232,7 +237,7 @@ public final class WorkspaceObject extends LiveObject {
                 methods.add(Names.check("method", s.getString()));
             }
         }
-        String visibility = JsonText.string(f, "visibility", "workspace");
+        String visibility = f.string("visibility", "workspace");
         if (!visibility.equals("workspace") && !visibility.equals("private")) {
             throw HyphaException.badRequest("visibility must be 'workspace' or 'private'");
         }
@@ -248,7 +253,7 @@ public final class WorkspaceObject extends LiveObject {
 
     private void unregister(Request r) {
         r.require(Permission.READ_WRITE);
-        String service = Names.check("service", JsonText.string(r.frame(), "service"));
+        String service = Names.check("service", r.frame().string("service"));
         List<Provider> list = services.get(service);
         boolean removed = list != null && list.removeIf(p -> p.session() == r.session());
         if (list != null && list.isEmpty()) {
@@ -296,8 +301,11 @@ public final class WorkspaceObject extends LiveObject {
 
     private void presenceSet(Request r) {
         r.require(Permission.READ_WRITE);
-        JsonValue meta = r.frame().getOrDefault("meta", JsonValue.EMPTY_JSON_OBJECT);
-        if (meta.toString().getBytes(StandardCharsets.UTF_8).length > maxMetaBytes) {
+        String meta = r.frame().raw("meta");
+        if (meta == null) {
+            meta = "{}";
+        }
+        if (meta.getBytes(StandardCharsets.UTF_8).length > maxMetaBytes) {
             throw HyphaException.tooLarge("presence meta is larger than " + maxMetaBytes + " bytes");
         }
         Session s = r.session();
@@ -370,7 +378,7 @@ public final class WorkspaceObject extends LiveObject {
     }
 
     private void unsubscribe(Request r) {
-        long sub = JsonText.longValue(r.frame(), "sub");
+        long sub = r.frame().longValue("sub");
         Session s = presenceSubs.get(sub);
         if (s == null || s != r.session()) {
             throw HyphaException.notFound("no subscription " + sub);

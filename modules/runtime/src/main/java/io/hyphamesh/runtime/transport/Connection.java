@@ -17,6 +17,7 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.websocket.WsSession;
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.ObjectId;
@@ -215,19 +216,19 @@ final class Connection implements Session {
             return;
         }
         long start = System.nanoTime();
-        jakarta.json.JsonValue parsed;
+        List<Frame> frames;
         try {
-            parsed = JsonText.parse(text);
+            frames = Frame.parseMessage(text);
         } catch (HyphaException e) {
             sendError(-1, e);
             return;
         }
-        if (parsed instanceof jakarta.json.JsonArray arr) {
-            for (jakarta.json.JsonValue v : arr) {
-                onFrame(v, start);
+        for (Frame f : frames) {
+            if (f == null) {
+                sendError(-1, HyphaException.badRequest("a frame must be a JSON object"));
+            } else {
+                onFrame(f, start);
             }
-        } else {
-            onFrame(parsed, start);
         }
     }
 
@@ -245,18 +246,14 @@ final class Connection implements Session {
     private record Pong(byte[] payload) {
     }
 
-    private void onFrame(jakarta.json.JsonValue v, long start) {
-        if (!(v instanceof jakarta.json.JsonObject frame)) {
-            sendError(-1, HyphaException.badRequest("a frame must be a JSON object"));
-            return;
-        }
-        if (frame.containsKey("re-call")) {
+    private void onFrame(Frame frame, long start) {
+        if (frame.has("re-call")) {
             onCallAnswer(frame);
             return;
         }
         long reqId;
         try {
-            reqId = JsonText.longValue(frame, "id");
+            reqId = frame.longValue("id");
         } catch (HyphaException e) {
             sendError(-1, HyphaException.badRequest("a request frame needs an integer 'id'"));
             return;
@@ -266,8 +263,8 @@ final class Connection implements Session {
             return;
         }
         try {
-            String op = JsonText.string(frame, "op");
-            String to = JsonText.string(frame, "to", "");
+            String op = frame.string("op");
+            String to = frame.string("to", "");
             if (to.isEmpty()) {
                 onSocketOp(reqId, op, frame, start);
                 return;
@@ -281,10 +278,10 @@ final class Connection implements Session {
     }
 
     /** Operations of the socket itself (no {@code to}). */
-    private void onSocketOp(long reqId, String op, jakarta.json.JsonObject frame, long start) {
+    private void onSocketOp(long reqId, String op, Frame frame, long start) {
         switch (op) {
             case "ping" -> {
-                for (String k : frame.keySet()) {
+                for (String k : frame.keys()) {
                     if (!k.equals("id") && !k.equals("op") && !k.equals("to")) {
                         throw HyphaException.badRequest("unknown field '" + io.hyphamesh.api.Names.printable(k)
                                 + "' for 'ping'");
@@ -293,7 +290,7 @@ final class Connection implements Session {
                 reply(reqId, "{}");
             }
             case "credit", "unsubscribe" -> {
-                long sub = JsonText.longValue(frame, "sub");
+                long sub = frame.longValue("sub");
                 ObjectId target = subscriptions.get(sub);
                 if (target == null) {
                     throw HyphaException.notFound("no subscription " + sub + " on this socket");
@@ -305,10 +302,10 @@ final class Connection implements Session {
         }
     }
 
-    private void onCallAnswer(jakarta.json.JsonObject frame) {
+    private void onCallAnswer(Frame frame) {
         long callId;
         try {
-            callId = JsonText.longValue(frame, "re-call");
+            callId = frame.longValue("re-call");
         } catch (HyphaException e) {
             sendError(-1, e);
             return;
@@ -318,12 +315,11 @@ final class Connection implements Session {
             // answered too late (timed out) or unknown: nothing waits for it
             return;
         }
-        jakarta.json.JsonValue ok = frame.get("ok");
-        jakarta.json.JsonValue err = frame.get("err");
-        if (err != null && err != jakarta.json.JsonValue.NULL) {
+        if (!frame.isNull("err")) {
             // a provider's error is the provider's: only catalogue codes a provider may mean pass
             // through; 'internal', unknown codes and malformed errors become 'application'
             HyphaException e;
+            jakarta.json.JsonValue err = frame.value("err");
             if (err instanceof jakarta.json.JsonObject eo) {
                 e = HyphaException.fromJson(eo);
                 if (e.code() == ErrorCode.INTERNAL) {
@@ -334,7 +330,9 @@ final class Connection implements Session {
             }
             call.consumer().fail(e);
         } else {
-            call.consumer().ok(ok == null ? "null" : ok.toString());
+            // the answer goes to the caller as it came (validated when the frame was read)
+            String ok = frame.raw("ok");
+            call.consumer().ok(ok == null ? "null" : ok);
         }
     }
 

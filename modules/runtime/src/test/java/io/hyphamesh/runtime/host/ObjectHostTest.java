@@ -109,7 +109,7 @@ class ObjectHostTest {
                         r.ok(Long.toString(counter));
                     }
                     case "alarm" -> {
-                        setAlarm(Optional.of(Instant.now().plusMillis(r.frame().getInt("in_ms"))));
+                        setAlarm(Optional.of(Instant.now().plusMillis(r.frame().longValue("in_ms"))));
                         r.ok("null");
                     }
                     case "loaded" -> r.ok(Long.toString(loadedCounter));
@@ -225,7 +225,7 @@ class ObjectHostTest {
     }
 
     private static Request req(Session s, long id, ObjectId target, String op, String frame) {
-        return new Request(s, id, target, op, io.hyphamesh.api.JsonText.parseObject(frame), System.nanoTime(),
+        return new Request(s, id, target, op, io.hyphamesh.api.Frame.parse(frame), System.nanoTime(),
                 (r, ok) -> { });
     }
 

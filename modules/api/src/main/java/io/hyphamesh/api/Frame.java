@@ -1,0 +1,604 @@
+package io.hyphamesh.api;
+
+import java.io.StringReader;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+import jakarta.json.JsonArray;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonValue;
+
+/**
+ * One JSON object of the wire format, read without building a tree: the text is validated once
+ * (strict RFC 8259), its top-level members are indexed, and each value is kept as its exact text.
+ * Values that are only passed on (an entry's body, a call's arguments, an answer) are forwarded
+ * as text, never parsed and printed again; values that are needed as JSON are parsed on demand.
+ * Immutable after construction; safe to share.
+ */
+public final class Frame {
+    private static final int MAX_DEPTH = 256;
+
+    private final String text;
+    private final String[] keys;
+    private final int[] starts;
+    private final int[] ends;
+
+    private Frame(String text, String[] keys, int[] starts, int[] ends) {
+        this.text = text;
+        this.keys = keys;
+        this.starts = starts;
+        this.ends = ends;
+    }
+
+    /**
+     * The frames of one message: a JSON object, or a JSON array of values (each should be an
+     * object; other elements come back as {@code null} entries so the caller can answer them).
+     *
+     * @throws HyphaException {@code bad_request} when the text is not valid JSON
+     */
+    public static List<Frame> parseMessage(String text) {
+        Scanner s = new Scanner(text);
+        int p = s.ws(0);
+        if (p < text.length() && text.charAt(p) == '[') {
+            List<Frame> out = new ArrayList<>();
+            p = s.ws(p + 1);
+            if (p < text.length() && text.charAt(p) == ']') {
+                s.end(p + 1);
+                return out;
+            }
+            while (true) {
+                int start = s.ws(p);
+                if (start < text.length() && text.charAt(start) == '{') {
+                    Builder b = new Builder();
+                    p = s.object(start, 1, b);
+                    out.add(b.build(text));
+                } else {
+                    p = s.value(start, 1);
+                    out.add(null);
+                }
+                p = s.ws(p);
+                if (p >= text.length()) {
+                    throw s.error(p, "unterminated array");
+                }
+                char c = text.charAt(p);
+                if (c == ']') {
+                    s.end(p + 1);
+                    return out;
+                }
+                if (c != ',') {
+                    throw s.error(p, "expected ',' or ']'");
+                }
+                p++;
+            }
+        }
+        return List.of(parse(text));
+    }
+
+    /** One JSON object. */
+    public static Frame parse(String text) {
+        Scanner s = new Scanner(text);
+        int p = s.ws(0);
+        if (p >= text.length() || text.charAt(p) != '{') {
+            throw HyphaException.badRequest("expected a JSON object");
+        }
+        Builder b = new Builder();
+        p = s.object(p, 1, b);
+        s.end(p);
+        return b.build(text);
+    }
+
+    /** Checks that {@code text} is exactly one valid JSON value (any type). */
+    public static void validate(String text) {
+        Scanner s = new Scanner(text);
+        s.end(s.value(s.ws(0), 0));
+    }
+
+    /** The whole object's text. */
+    public String text() {
+        return text;
+    }
+
+    /** The member names, in order. */
+    public Set<String> keys() {
+        Set<String> out = new LinkedHashSet<>();
+        Collections.addAll(out, keys);
+        return out;
+    }
+
+    /** Number of members. */
+    public int size() {
+        return keys.length;
+    }
+
+    /** The name of member {@code i}, in text order. */
+    public String keyAt(int i) {
+        return keys[i];
+    }
+
+    public boolean has(String key) {
+        return indexOf(key) >= 0;
+    }
+
+    private int indexOf(String key) {
+        // the last occurrence wins, as in a parsed tree
+        for (int i = keys.length - 1; i >= 0; i--) {
+            if (keys[i].equals(key)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The exact text of a member's value, or null when absent. */
+    public String raw(String key) {
+        int i = indexOf(key);
+        return i < 0 ? null : text.substring(starts[i], ends[i]);
+    }
+
+    /** True when the member is absent or {@code null}. */
+    public boolean isNull(String key) {
+        int i = indexOf(key);
+        return i < 0 || text.startsWith("null", starts[i]) && ends[i] - starts[i] == 4;
+    }
+
+    /** A required member's value as JSON (parsed now). */
+    public JsonValue value(String key) {
+        String raw = raw(key);
+        if (raw == null) {
+            throw HyphaException.badRequest("missing field '" + key + "'");
+        }
+        return parseValue(raw);
+    }
+
+    /** A member's value as JSON, or {@code dflt} when absent. */
+    public JsonValue value(String key, JsonValue dflt) {
+        String raw = raw(key);
+        return raw == null ? dflt : parseValue(raw);
+    }
+
+    /** The whole frame as a JSON object (parsed now). */
+    public JsonObject object() {
+        return parseValue(text).asJsonObject();
+    }
+
+    /** A validated value's text as JSON; scalars without a parser, structures with one. */
+    public static JsonValue parseValue(String raw) {
+        char c = raw.charAt(0);
+        switch (c) {
+            case 't':
+                return JsonValue.TRUE;
+            case 'f':
+                return JsonValue.FALSE;
+            case 'n':
+                return JsonValue.NULL;
+            case '"':
+                return JsonText.json().createValue(Scanner.unescape(raw, 1, raw.length() - 1));
+            case '{':
+            case '[':
+                try (JsonReader r = JsonText.json().createReader(new StringReader(raw))) {
+                    return r.readValue();
+                }
+            default:
+                return number(raw);
+        }
+    }
+
+    private static JsonValue number(String raw) {
+        boolean integral = raw.length() <= 18;
+        for (int i = 0; i < raw.length() && integral; i++) {
+            char d = raw.charAt(i);
+            integral = (d >= '0' && d <= '9') || (i == 0 && d == '-');
+        }
+        if (integral) {
+            return JsonText.json().createValue(Long.parseLong(raw));
+        }
+        return JsonText.json().createValue(new BigDecimal(raw));
+    }
+
+    /** A required string member. */
+    public String string(String key) {
+        int i = indexOf(key);
+        if (i < 0) {
+            throw HyphaException.badRequest("missing field '" + key + "'");
+        }
+        return stringAt(i, key);
+    }
+
+    /** An optional string member, or {@code dflt} when absent or null. */
+    public String string(String key, String dflt) {
+        int i = indexOf(key);
+        if (i < 0 || isNullAt(i)) {
+            return dflt;
+        }
+        return stringAt(i, key);
+    }
+
+    private boolean isNullAt(int i) {
+        return ends[i] - starts[i] == 4 && text.startsWith("null", starts[i]);
+    }
+
+    private String stringAt(int i, String key) {
+        int s = starts[i];
+        if (text.charAt(s) != '"') {
+            throw HyphaException.badRequest("field '" + key + "' must be a string");
+        }
+        return Scanner.unescape(text, s + 1, ends[i] - 1);
+    }
+
+    /** A required integral member that fits a long. */
+    public long longValue(String key) {
+        int i = indexOf(key);
+        if (i < 0) {
+            throw HyphaException.badRequest("missing field '" + key + "'");
+        }
+        return longAt(i, key);
+    }
+
+    /** An optional integral member, or {@code dflt} when absent or null. */
+    public long longValue(String key, long dflt) {
+        int i = indexOf(key);
+        if (i < 0 || isNullAt(i)) {
+            return dflt;
+        }
+        return longAt(i, key);
+    }
+
+    private long longAt(int i, String key) {
+        int s = starts[i];
+        int e = ends[i];
+        boolean simple = e - s <= 18;
+        for (int p = s; p < e && simple; p++) {
+            char c = text.charAt(p);
+            simple = (c >= '0' && c <= '9') || (p == s && c == '-');
+        }
+        if (simple && e > s && !(e - s == 1 && text.charAt(s) == '-')) {
+            return Long.parseLong(text, s, e, 10);
+        }
+        char c = text.charAt(s);
+        if (c != '-' && (c < '0' || c > '9')) {
+            throw HyphaException.badRequest("field '" + key + "' must be an integer");
+        }
+        try {
+            return new BigDecimal(text.substring(s, e)).longValueExact();
+        } catch (ArithmeticException | NumberFormatException ex) {
+            throw HyphaException.badRequest("field '" + key + "' must be an integer that fits 64 bits");
+        }
+    }
+
+    /** A required number member. */
+    public BigDecimal decimal(String key) {
+        int i = indexOf(key);
+        if (i < 0) {
+            throw HyphaException.badRequest("missing field '" + key + "'");
+        }
+        char c = text.charAt(starts[i]);
+        if (c != '-' && (c < '0' || c > '9')) {
+            throw HyphaException.badRequest("field '" + key + "' must be a number");
+        }
+        return new BigDecimal(text.substring(starts[i], ends[i]));
+    }
+
+    /** An optional boolean member, or {@code dflt}. */
+    public boolean bool(String key, boolean dflt) {
+        String raw = raw(key);
+        if (raw == null || raw.equals("null")) {
+            return dflt;
+        }
+        return switch (raw) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw HyphaException.badRequest("field '" + key + "' must be a boolean");
+        };
+    }
+
+    /** The texts of the elements of an array member; {@code bad_request} when it is not an array. */
+    public List<String> rawArray(String key) {
+        int i = indexOf(key);
+        if (i < 0) {
+            throw HyphaException.badRequest("missing field '" + key + "'");
+        }
+        if (text.charAt(starts[i]) != '[') {
+            throw HyphaException.badRequest("field '" + key + "' must be an array");
+        }
+        List<String> out = new ArrayList<>();
+        Scanner s = new Scanner(text);
+        int p = s.ws(starts[i] + 1);
+        if (text.charAt(p) == ']') {
+            return out;
+        }
+        while (true) {
+            int start = s.ws(p);
+            int end = s.value(start, 1);
+            out.add(text.substring(start, end));
+            p = s.ws(end);
+            if (text.charAt(p) == ']') {
+                return out;
+            }
+            p++;
+        }
+    }
+
+    /** The element values of an array member, parsed. */
+    public JsonArray array(String key) {
+        JsonValue v = value(key);
+        if (!(v instanceof JsonArray a)) {
+            throw HyphaException.badRequest("field '" + key + "' must be an array");
+        }
+        return a;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+
+    /** Collects members while an object is scanned. Not thread-safe. */
+    static final class Builder {
+        final List<String> keys = new ArrayList<>(8);
+        int[] starts = new int[8];
+        int[] ends = new int[8];
+
+        void add(String key, int start, int end) {
+            int n = keys.size();
+            if (n == starts.length) {
+                starts = java.util.Arrays.copyOf(starts, n * 2);
+                ends = java.util.Arrays.copyOf(ends, n * 2);
+            }
+            keys.add(key);
+            starts[n] = start;
+            ends[n] = end;
+        }
+
+        Frame build(String text) {
+            int n = keys.size();
+            return new Frame(text, keys.toArray(new String[0]), java.util.Arrays.copyOf(starts, n),
+                    java.util.Arrays.copyOf(ends, n));
+        }
+    }
+
+    /** A strict validating JSON scanner over a string; positions are char indexes. Not thread-safe. */
+    static final class Scanner {
+        private final String t;
+        private final int n;
+
+        Scanner(String text) {
+            this.t = text;
+            this.n = text.length();
+        }
+
+        HyphaException error(int p, String what) {
+            return HyphaException.badRequest("malformed JSON at offset " + p + ": " + what);
+        }
+
+        int ws(int p) {
+            while (p < n) {
+                char c = t.charAt(p);
+                if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+                    break;
+                }
+                p++;
+            }
+            return p;
+        }
+
+        void end(int p) {
+            if (ws(p) != n) {
+                throw error(p, "unexpected text after the value");
+            }
+        }
+
+        /** Scans a value starting at {@code p} (no leading whitespace); returns its end. */
+        int value(int p, int depth) {
+            if (p >= n) {
+                throw error(p, "unexpected end");
+            }
+            char c = t.charAt(p);
+            return switch (c) {
+                case '{' -> object(p, depth + 1, null);
+                case '[' -> array(p, depth + 1);
+                case '"' -> string(p);
+                case 't' -> literal(p, "true");
+                case 'f' -> literal(p, "false");
+                case 'n' -> literal(p, "null");
+                default -> {
+                    if (c == '-' || (c >= '0' && c <= '9')) {
+                        yield number(p);
+                    }
+                    throw error(p, "unexpected character '" + Names.printable(String.valueOf(c)) + "'");
+                }
+            };
+        }
+
+        int object(int p, int depth, Builder members) {
+            if (depth > MAX_DEPTH) {
+                throw error(p, "nested deeper than " + MAX_DEPTH);
+            }
+            p = ws(p + 1);
+            if (p < n && t.charAt(p) == '}') {
+                return p + 1;
+            }
+            while (true) {
+                if (p >= n || t.charAt(p) != '"') {
+                    throw error(p, "expected a member name");
+                }
+                int keyEnd = string(p);
+                String key = members == null ? null : unescape(t, p + 1, keyEnd - 1);
+                p = ws(keyEnd);
+                if (p >= n || t.charAt(p) != ':') {
+                    throw error(p, "expected ':'");
+                }
+                int vs = ws(p + 1);
+                int ve = value(vs, depth);
+                if (members != null) {
+                    members.add(key, vs, ve);
+                }
+                p = ws(ve);
+                if (p >= n) {
+                    throw error(p, "unterminated object");
+                }
+                char c = t.charAt(p);
+                if (c == '}') {
+                    return p + 1;
+                }
+                if (c != ',') {
+                    throw error(p, "expected ',' or '}'");
+                }
+                p = ws(p + 1);
+            }
+        }
+
+        int array(int p, int depth) {
+            if (depth > MAX_DEPTH) {
+                throw error(p, "nested deeper than " + MAX_DEPTH);
+            }
+            p = ws(p + 1);
+            if (p < n && t.charAt(p) == ']') {
+                return p + 1;
+            }
+            while (true) {
+                p = ws(value(ws(p), depth));
+                if (p >= n) {
+                    throw error(p, "unterminated array");
+                }
+                char c = t.charAt(p);
+                if (c == ']') {
+                    return p + 1;
+                }
+                if (c != ',') {
+                    throw error(p, "expected ',' or ']'");
+                }
+                p++;
+            }
+        }
+
+        int string(int p) {
+            p++;
+            while (p < n) {
+                char c = t.charAt(p);
+                if (c == '"') {
+                    return p + 1;
+                }
+                if (c == '\\') {
+                    if (p + 1 >= n) {
+                        break;
+                    }
+                    char e = t.charAt(p + 1);
+                    switch (e) {
+                        case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> p += 2;
+                        case 'u' -> {
+                            if (p + 6 > n) {
+                                throw error(p, "bad \\u escape");
+                            }
+                            for (int i = p + 2; i < p + 6; i++) {
+                                if (Character.digit(t.charAt(i), 16) < 0) {
+                                    throw error(i, "bad \\u escape");
+                                }
+                            }
+                            p += 6;
+                        }
+                        default -> throw error(p, "bad escape");
+                    }
+                } else if (c < 0x20) {
+                    throw error(p, "control character in a string");
+                } else {
+                    p++;
+                }
+            }
+            throw error(p, "unterminated string");
+        }
+
+        int number(int p) {
+            int s = p;
+            if (t.charAt(p) == '-') {
+                p++;
+            }
+            if (p >= n) {
+                throw error(p, "bad number");
+            }
+            if (t.charAt(p) == '0') {
+                p++;
+            } else if (t.charAt(p) >= '1' && t.charAt(p) <= '9') {
+                while (p < n && Character.isDigit(t.charAt(p)) && t.charAt(p) < 128) {
+                    p++;
+                }
+            } else {
+                throw error(p, "bad number");
+            }
+            if (p < n && t.charAt(p) == '.') {
+                p++;
+                int d = p;
+                while (p < n && t.charAt(p) >= '0' && t.charAt(p) <= '9') {
+                    p++;
+                }
+                if (p == d) {
+                    throw error(p, "bad number");
+                }
+            }
+            if (p < n && (t.charAt(p) == 'e' || t.charAt(p) == 'E')) {
+                p++;
+                if (p < n && (t.charAt(p) == '+' || t.charAt(p) == '-')) {
+                    p++;
+                }
+                int d = p;
+                while (p < n && t.charAt(p) >= '0' && t.charAt(p) <= '9') {
+                    p++;
+                }
+                if (p == d) {
+                    throw error(p, "bad number");
+                }
+            }
+            if (p == s) {
+                throw error(p, "bad number");
+            }
+            return p;
+        }
+
+        int literal(int p, String word) {
+            if (!t.startsWith(word, p)) {
+                throw error(p, "unexpected text");
+            }
+            return p + word.length();
+        }
+
+        /** The decoded content of a validated string between {@code from} and {@code to} (quotes excluded). */
+        static String unescape(String t, int from, int to) {
+            int bs = from;
+            while (bs < to && t.charAt(bs) != '\\') {
+                bs++;
+            }
+            if (bs == to) {
+                return t.substring(from, to);
+            }
+            StringBuilder b = new StringBuilder(to - from);
+            int p = from;
+            while (p < to) {
+                char c = t.charAt(p);
+                if (c != '\\') {
+                    b.append(c);
+                    p++;
+                    continue;
+                }
+                char e = t.charAt(p + 1);
+                switch (e) {
+                    case 'b' -> b.append('\b');
+                    case 'f' -> b.append('\f');
+                    case 'n' -> b.append('\n');
+                    case 'r' -> b.append('\r');
+                    case 't' -> b.append('\t');
+                    case 'u' -> {
+                        b.append((char) Integer.parseInt(t, p + 2, p + 6, 16));
+                        p += 4;
+                    }
+                    default -> b.append(e);
+                }
+                p += 2;
+            }
+            return b.toString();
+        }
+    }
+}
