@@ -131,22 +131,21 @@ final class DerbyStorage implements Storage {
     @Override
     public Optional<ObjectRow> loadObject(ObjectId id) {
         Shard s = shards.get(shardOf(id));
-        return s.read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT " + OBJECT_COLUMNS
-                    + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?")) {
-                ps.setString(1, id.workspace());
-                ps.setShort(2, (short) id.kind().ordinal());
-                ps.setString(3, id.name());
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        return Optional.empty();
-                    }
-                    byte[] state = rs.getBytes(13);
-                    if (state == null) {
-                        state = rs.getBytes(14);
-                    }
-                    return Optional.of(objectRow(rs, state == null ? new byte[0] : state));
+        return s.readCached(false, st -> {
+            PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS
+                    + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?");
+            ps.setString(1, id.workspace());
+            ps.setShort(2, (short) id.kind().ordinal());
+            ps.setString(3, id.name());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
                 }
+                byte[] state = rs.getBytes(13);
+                if (state == null) {
+                    state = rs.getBytes(14);
+                }
+                return Optional.of(objectRow(rs, state == null ? new byte[0] : state));
             }
         });
     }
@@ -158,9 +157,10 @@ final class DerbyStorage implements Storage {
         }
         String order = descending ? "DESC" : "ASC";
         // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
-        return shards.get(shard).read(true, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT first_seq, data, big FROM log_chunks"
-                    + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order)) {
+        return shards.get(shard).readCached(true, st -> {
+            PreparedStatement ps = st.prepare("SELECT first_seq, data, big FROM log_chunks"
+                    + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order);
+            {
                 ps.setLong(1, objectId);
                 ps.setLong(2, fromSeq - Chunks.MAX_ENTRIES);
                 ps.setLong(3, toSeq);
@@ -190,9 +190,9 @@ final class DerbyStorage implements Storage {
 
     @Override
     public long lastLogSeq(int shard, long objectId, long atLeast) {
-        return shards.get(shard).read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?")) {
+        return shards.get(shard).readCached(false, st -> {
+            PreparedStatement ps = st.prepare("SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?");
+            {
                 ps.setLong(1, objectId);
                 ps.setLong(2, atLeast - Chunks.MAX_ENTRIES);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -220,9 +220,9 @@ final class DerbyStorage implements Storage {
 
     @Override
     public List<ProducerState> producers(int shard, long objectId) {
-        return shards.get(shard).read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT producer, pseq, seq FROM log_producers WHERE obj = ?")) {
+        return shards.get(shard).readCached(false, st -> {
+            PreparedStatement ps = st.prepare("SELECT producer, pseq, seq FROM log_producers WHERE obj = ?");
+            {
                 ps.setLong(1, objectId);
                 List<ProducerState> out = new ArrayList<>();
                 try (ResultSet rs = ps.executeQuery()) {
@@ -410,6 +410,34 @@ final class DerbyStorage implements Storage {
         T apply(Connection c) throws SQLException;
     }
 
+    /** A JDBC step on a read connection's cached statements (never close them). */
+    @FunctionalInterface
+    interface CachedSqlFunction<T> {
+        T apply(Statements s) throws SQLException;
+    }
+
+    /**
+     * Prepared statements of one read connection, kept for its life; used only by the thread that
+     * holds the connection. Not thread-safe.
+     */
+    static final class Statements {
+        private final Connection c;
+        private final java.util.Map<String, PreparedStatement> bySql = new java.util.HashMap<>();
+
+        Statements(Connection c) {
+            this.c = c;
+        }
+
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement ps = bySql.get(sql);
+            if (ps == null) {
+                ps = c.prepareStatement(sql);
+                bySql.put(sql, ps);
+            }
+            return ps;
+        }
+    }
+
     /**
      * One Derby database: its group committer (which owns the write connection) and a small pool of
      * read connections. Thread-safe.
@@ -421,6 +449,7 @@ final class DerbyStorage implements Storage {
         private final GroupCommitter committer;
         private final BlockingQueue<Connection> readPool;
         private final List<Connection> allReaders;
+        private final java.util.Map<Connection, Statements> statements = new java.util.IdentityHashMap<>();
         private final AtomicLong nextId;
         private volatile boolean closed;
 
@@ -432,6 +461,9 @@ final class DerbyStorage implements Storage {
             this.committer = committer;
             this.readPool = new ArrayBlockingQueue<>(readers.size(), false, readers);
             this.allReaders = readers;
+            for (Connection r : readers) {
+                statements.put(r, new Statements(r));
+            }
             this.nextId = new AtomicLong(maxId);
         }
 
@@ -487,6 +519,11 @@ final class DerbyStorage implements Storage {
             } finally {
                 readPool.add(c);
             }
+        }
+
+        /** Like {@link #read}, on the connection's cached statements (hot reads: loads, Log pages). */
+        <T> T readCached(boolean uncommitted, CachedSqlFunction<T> fn) {
+            return read(uncommitted, c -> fn.apply(statements.get(c)));
         }
 
         void close() {
