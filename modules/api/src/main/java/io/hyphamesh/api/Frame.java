@@ -22,17 +22,30 @@ import jakarta.json.JsonValue;
  */
 public final class Frame {
     private static final int MAX_DEPTH = 256;
+    /**
+     * Longest number text a request may carry: longer ones are valid JSON, but JSON-P parsers refuse
+     * them (Parsson past 1100 characters), so a value holding one could never be read back.
+     * Reported per frame by {@link #hasOverlongNumber()} so the error can name the request.
+     */
+    public static final int MAX_NUMBER_CHARS = 400;
 
     private final String text;
     private final String[] keys;
     private final int[] starts;
     private final int[] ends;
+    private final boolean overlongNumber;
 
-    private Frame(String text, String[] keys, int[] starts, int[] ends) {
+    private Frame(String text, String[] keys, int[] starts, int[] ends, boolean overlongNumber) {
         this.text = text;
         this.keys = keys;
         this.starts = starts;
         this.ends = ends;
+        this.overlongNumber = overlongNumber;
+    }
+
+    /** True when the frame holds a number longer than {@link #MAX_NUMBER_CHARS}; refuse it. */
+    public boolean hasOverlongNumber() {
+        return overlongNumber;
     }
 
     /**
@@ -56,7 +69,7 @@ public final class Frame {
                 if (start < text.length() && text.charAt(start) == '{') {
                     Builder b = new Builder();
                     p = s.object(start, 1, b);
-                    out.add(b.build(text));
+                    out.add(b.build(text, s));
                 } else {
                     p = s.value(start, 1);
                     out.add(null);
@@ -89,7 +102,7 @@ public final class Frame {
         Builder b = new Builder();
         p = s.object(p, 1, b);
         s.end(p);
-        return b.build(text);
+        return b.build(text, s);
     }
 
     /** Checks that {@code text} is exactly one valid JSON value (any type). */
@@ -354,10 +367,12 @@ public final class Frame {
             ends[n] = end;
         }
 
-        Frame build(String text) {
+        Frame build(String text, Scanner s) {
             int n = keys.size();
+            boolean overlong = s.longestNumber > MAX_NUMBER_CHARS;
+            s.longestNumber = 0;
             return new Frame(text, keys.toArray(new String[0]), java.util.Arrays.copyOf(starts, n),
-                    java.util.Arrays.copyOf(ends, n));
+                    java.util.Arrays.copyOf(ends, n), overlong);
         }
     }
 
@@ -365,6 +380,8 @@ public final class Frame {
     static final class Scanner {
         private final String t;
         private final int n;
+        /** Longest number text seen since the last reset (valid JSON, but see {@link #MAX_NUMBER_CHARS}). */
+        int longestNumber;
 
         Scanner(String text) {
             this.t = text;
@@ -495,7 +512,7 @@ public final class Frame {
                                 throw error(p, "bad \\u escape");
                             }
                             for (int i = p + 2; i < p + 6; i++) {
-                                if (Character.digit(t.charAt(i), 16) < 0) {
+                                if (hex(t.charAt(i)) < 0) {
                                     throw error(i, "bad \\u escape");
                                 }
                             }
@@ -555,6 +572,7 @@ public final class Frame {
             if (p == s) {
                 throw error(p, "bad number");
             }
+            longestNumber = Math.max(longestNumber, p - s);
             return p;
         }
 
@@ -563,6 +581,20 @@ public final class Frame {
                 throw error(p, "unexpected text");
             }
             return p + word.length();
+        }
+
+        /** The value of an ASCII hex digit, or -1 (JSON allows no other digits). */
+        static int hex(char c) {
+            if (c >= '0' && c <= '9') {
+                return c - '0';
+            }
+            if (c >= 'a' && c <= 'f') {
+                return c - 'a' + 10;
+            }
+            if (c >= 'A' && c <= 'F') {
+                return c - 'A' + 10;
+            }
+            return -1;
         }
 
         /** The decoded content of a validated string between {@code from} and {@code to} (quotes excluded). */
@@ -591,7 +623,8 @@ public final class Frame {
                     case 'r' -> b.append('\r');
                     case 't' -> b.append('\t');
                     case 'u' -> {
-                        b.append((char) Integer.parseInt(t, p + 2, p + 6, 16));
+                        b.append((char) ((hex(t.charAt(p + 2)) << 12) | (hex(t.charAt(p + 3)) << 8)
+                                | (hex(t.charAt(p + 4)) << 4) | hex(t.charAt(p + 5))));
                         p += 4;
                     }
                     default -> b.append(e);

@@ -42,7 +42,7 @@ public final class JsonText {
             return r.readValue();
         } catch (JsonParsingException e) {
             throw HyphaException.badRequest("malformed JSON: " + e.getMessage());
-        } catch (JsonException | IllegalStateException e) {
+        } catch (JsonException | IllegalStateException | UnsupportedOperationException | ArithmeticException e) {
             throw HyphaException.badRequest("malformed JSON: " + e.getMessage());
         }
     }

@@ -43,6 +43,16 @@ class FrameTest {
     }
 
     @Test
+    void overlongNumbersAreFlaggedPerFrame() {
+        String big = "1" + "0".repeat(500);
+        List<Frame> fs = Frame.parseMessage("[{\"id\":1,\"v\":" + big + "},{\"id\":2,\"v\":1}]");
+        assertTrue(fs.get(0).hasOverlongNumber());
+        assertTrue(!fs.get(1).hasOverlongNumber());
+        assertEquals(ErrorCode.BAD_REQUEST, assertThrows(HyphaException.class,
+                () -> Frame.parse("{\"s\":\"\\u\u0660\u0660\uff14\uff11\"}")).code(), "escapes take ASCII hex digits only");
+    }
+
+    @Test
     void messagesAreOneObjectOrAnArray() {
         List<Frame> fs = Frame.parseMessage(" [ {\"id\":1}, 5, {\"id\":2} ] ");
         assertEquals(3, fs.size());

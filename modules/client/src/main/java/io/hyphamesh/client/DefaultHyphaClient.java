@@ -226,7 +226,10 @@ final class DefaultHyphaClient implements HyphaClient {
             return;
         }
         socket = null;
-        boolean permanent = code == 4001 || code == 4004;
+        // frames still queued for the dead socket are dropped: a request told "outcome unknown"
+        // must never run later; resendable ones go out again from `pending` after a reconnect
+        outbound.clear();
+        boolean permanent = code == 4001 || code == 4004 || !options.reconnect();
         HyphaException gone = new HyphaException(ErrorCode.UNAVAILABLE,
                 "connection lost (" + code + " " + reason + "); outcome unknown");
         for (Map.Entry<Long, Pending> e : pending.entrySet()) {
@@ -486,7 +489,8 @@ final class DefaultHyphaClient implements HyphaClient {
         }
         // several queued frames leave as one JSON array, never larger than the server's frame limit
         String text;
-        int limit = Math.min(256 * 1024, maxFrameBytes - 2);
+        // chars, not bytes: a third of the byte limit is safe whatever the text (UTF-8 is <= 3 bytes a char)
+        int limit = Math.min(256 * 1024, maxFrameBytes / 3 - 2);
         String second = outbound.peek();
         if (second == null || first.length() + second.length() + 3 > limit) {
             text = first;

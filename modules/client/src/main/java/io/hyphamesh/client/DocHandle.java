@@ -82,8 +82,8 @@ final class DocHandle implements Doc {
 
     private CompletableFuture<JsonValue> incrRequest(String path, BigDecimal delta, Optional<BigDecimal> floor,
                                                      Duration timeout) {
-        String fields = "\"path\":" + JsonText.quote(path) + ",\"delta\":" + delta.toPlainString()
-                + floor.map(f -> ",\"floor\":" + f.toPlainString()).orElse("");
+        String fields = "\"path\":" + JsonText.quote(path) + ",\"delta\":" + delta.toString()
+                + floor.map(f -> ",\"floor\":" + f.toString()).orElse("");
         return client.request(target, "incr", fields, false, timeout);
     }
 

@@ -26,6 +26,11 @@ final class RawSocket implements AutoCloseable {
 
     /** Opens a socket; when {@code reading} is false it reads nothing after the upgrade. */
     static RawSocket open(TestServer server, String ws, String token, boolean reading) throws Exception {
+        return open(server.port(), ws, token, reading);
+    }
+
+    /** Opens a socket to a server on {@code port}. */
+    static RawSocket open(int port, String ws, String token, boolean reading) throws Exception {
         BlockingQueue<String> received = new LinkedBlockingQueue<>();
         BlockingQueue<Integer> closes = new LinkedBlockingQueue<>();
         StringBuilder parts = new StringBuilder();
@@ -62,7 +67,7 @@ final class RawSocket implements AutoCloseable {
         WebSocket w = HttpClient.newHttpClient().newWebSocketBuilder()
                 .header("Authorization", "Bearer " + token)
                 .connectTimeout(Duration.ofSeconds(10))
-                .buildAsync(URI.create("ws://127.0.0.1:" + server.port() + "/v1/workspaces/" + ws + "/connect"), listener)
+                .buildAsync(URI.create("ws://127.0.0.1:" + port + "/v1/workspaces/" + ws + "/connect"), listener)
                 .get(10, TimeUnit.SECONDS);
         return new RawSocket(w, received, closes);
     }

@@ -189,7 +189,11 @@ public abstract class LiveObject implements WriteOwner {
                     }
                 }
                 case Terminate t -> {
+                    // nothing of this object may commit after the purge that follows: writes still
+                    // queued or gathered in this run are refused by the committer from now on
+                    broken = true;
                     onTerminate();
+                    onEndOfBatch();
                     closeAndDrain(new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted"));
                     t.done().complete(null);
                 }
@@ -232,32 +236,60 @@ public abstract class LiveObject implements WriteOwner {
         ctx.host().hibernated(this);
     }
 
-    /** Closes this instance and sends what is still queued to a fresh one (or fails it). */
+    /**
+     * Closes this instance. After a failed commit (the object was loaded) what is still queued is
+     * handed, in order, to a fresh instance that reloads from storage: it is placed in the fresh
+     * mailbox before the host can route anything new there, so arrival order holds. Otherwise
+     * (workspace deleted, load failed) what is queued is failed with {@code reason}.
+     */
     private void closeAndDrain(HyphaException reason) {
+        boolean handOver = reason.code() != ErrorCode.NOT_FOUND && loaded;
+        List<Object> rest = new ArrayList<>();
         lifecycle.lock();
         try {
+            Object m;
+            while ((m = mailbox.poll()) != null) {
+                rest.add(m);
+            }
+            if (handOver) {
+                List<Object> kept = new ArrayList<>();
+                for (Object o : rest) {
+                    if (o instanceof Request || o instanceof Delete || o instanceof AlarmFired || o instanceof Terminate) {
+                        kept.add(o);
+                    }
+                }
+                // offers to this instance wait on the lock; once it is released they find it closed
+                // and the host routes them to the successor, behind the messages handed over here
+                ctx.host().handOver(this, kept);
+                rest = List.of();
+            }
             closed = true;
         } finally {
             lifecycle.unlock();
         }
-        ctx.host().closed(this);
-        List<Object> rest = new ArrayList<>();
-        Object m;
-        while ((m = mailbox.poll()) != null) {
-            rest.add(m);
+        if (!handOver) {
+            ctx.host().closed(this);
         }
         for (Object o : rest) {
             if (o instanceof Request r) {
-                if (reason.code() == ErrorCode.NOT_FOUND || !loaded) {
-                    r.fail(reason);
-                } else {
-                    ctx.host().dispatch(r);
-                }
+                r.fail(reason);
             } else if (o instanceof Delete d) {
                 d.done().completeExceptionally(reason);
             } else if (o instanceof Terminate t) {
                 t.done().complete(null);
             }
+        }
+    }
+
+    /** Puts messages in this (not yet published) instance's mailbox; used by the host's hand-over. */
+    final void preload(List<Object> messages) {
+        mailbox.addAll(messages);
+    }
+
+    /** Starts draining what {@link #preload} put in the mailbox. */
+    final void start() {
+        if (!mailbox.isEmpty()) {
+            schedule();
         }
     }
 

@@ -163,6 +163,24 @@ public final class ObjectHost implements AutoCloseable {
         live.remove(o.id(), o);
     }
 
+    /**
+     * Replaces a closing instance by a fresh one that first handles {@code messages}, in order.
+     * Called with the old instance's lifecycle lock held.
+     */
+    void handOver(LiveObject old, List<Object> messages) {
+        LiveObject successor = factory.apply(old.id(), ctx);
+        successor.preload(messages);
+        if (live.replace(old.id(), old, successor)) {
+            successor.start();
+            return;
+        }
+        // the old instance was no longer the live one: route the messages anew
+        live.remove(old.id(), old);
+        for (Object m : messages) {
+            send(old.id(), m);
+        }
+    }
+
     /** Objects in memory. */
     public int liveCount() {
         return live.size();

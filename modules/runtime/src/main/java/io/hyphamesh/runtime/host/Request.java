@@ -19,6 +19,10 @@ public final class Request {
     private final Frame frame;
     private final long startNanos;
     private final Completion completion;
+    /** 0 until answered; an answer after the first is dropped (never two answers for one id). */
+    private volatile int answered;
+    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Request> ANSWERED =
+            java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Request.class, "answered");
 
     /** Called once when the request is answered, with the time it was received. */
     @FunctionalInterface
@@ -95,14 +99,18 @@ public final class Request {
 
     /** Answers with a JSON text value. */
     public void ok(String json) {
-        session.reply(id, json);
-        completion.answered(this, true);
+        if (ANSWERED.compareAndSet(this, 0, 1)) {
+            session.reply(id, json);
+            completion.answered(this, true);
+        }
     }
 
     /** Answers with an error. */
     public void fail(HyphaException e) {
-        session.fail(id, e);
-        completion.answered(this, false);
+        if (ANSWERED.compareAndSet(this, 0, 1)) {
+            session.fail(id, e);
+            completion.answered(this, false);
+        }
     }
 
     /** A required string field of the frame. */

@@ -165,8 +165,8 @@ public final class DocObject extends LiveObject {
         r.require(Permission.READ_WRITE);
         Frame f = r.frame();
         String path = f.string("path");
-        BigDecimal delta = f.decimal("delta");
-        Optional<BigDecimal> floor = f.isNull("floor") ? Optional.empty() : Optional.of(f.decimal("floor"));
+        BigDecimal delta = bounded(f.decimal("delta"), "delta");
+        Optional<BigDecimal> floor = f.isNull("floor") ? Optional.empty() : Optional.of(bounded(f.decimal("floor"), "floor"));
         List<String> tokens = JsonPointers.parse(path);
         if (tokens.isEmpty() && !(value instanceof JsonNumber) && value != JsonValue.NULL) {
             throw HyphaException.badRequest("incr on the whole document needs it to be a number");
@@ -176,7 +176,7 @@ public final class DocObject extends LiveObject {
         if (current == null || current == JsonValue.NULL) {
             old = BigDecimal.ZERO;
         } else if (current instanceof JsonNumber n) {
-            old = n.bigDecimalValue();
+            old = bounded(n.bigDecimalValue(), "the value at '" + path + "'");
         } else {
             throw HyphaException.badRequest("value at '" + Names.printable(path) + "' is not a number");
         }
@@ -364,6 +364,18 @@ public final class DocObject extends LiveObject {
         byte[] state = value == JsonValue.NULL ? new byte[0] : value.toString().getBytes(StandardCharsets.UTF_8);
         return new ObjectRow(objId, id, version, state, 0, 0, 0, state.length, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
+    }
+
+    /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */
+    private static final int MAX_DIGITS = 300;
+
+    /** Refuses numbers whose arithmetic would be unbounded (1e1000000 has a tiny text and a huge value). */
+    private static BigDecimal bounded(BigDecimal d, String what) {
+        if (d.precision() > MAX_DIGITS || Math.abs((long) d.scale()) > MAX_DIGITS) {
+            throw HyphaException.badRequest(what + " must have at most " + MAX_DIGITS
+                    + " digits and an exponent within +-" + MAX_DIGITS);
+        }
+        return d;
     }
 
     /** An integral result stays integral on the wire. */

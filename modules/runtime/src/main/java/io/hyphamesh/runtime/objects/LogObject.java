@@ -69,6 +69,8 @@ public final class LogObject extends LiveObject {
     private long lastSeq;
     private long bytes;
     private long committedSeq;
+    /** Bumped by a delete: commit completions of an earlier life of the Log are ignored. */
+    private int incarnation;
     private Retention retention = Retention.NONE;
     /** When the row was last submitted; appends rewrite it at most every ROW_EVERY_NANOS. */
     private long rowWrittenNanos;
@@ -294,6 +296,8 @@ public final class LogObject extends LiveObject {
             objId = ctx.storage().newObjectId(shard);
             createdAt = now;
             firstSeq = 1;
+            // a new Log's row is written with its first entries, whatever the once-a-second rule says
+            rowWrittenNanos = 0;
         }
         if (firstSeq == 0) {
             firstSeq = lastSeq + 1;
@@ -386,6 +390,7 @@ public final class LogObject extends LiveObject {
         batch.clear();
         List<Write> writes = List.copyOf(batchWrites);
         batchWrites.clear();
+        int life = incarnation;
         submit(writes, e -> {
             // committer thread: answer at once, then let the object advance its committed mark
             if (e == null) {
@@ -401,18 +406,18 @@ public final class LogObject extends LiveObject {
                     a.request().fail(he);
                 }
             }
-            post(() -> committed(upTo, e == null));
+            post(() -> committed(upTo, e == null, life));
         });
     }
 
     /** On the object's thread after a commit: advance the mark, trim the cache, feed subscribers. */
-    private void committed(long upTo, boolean ok) {
+    private void committed(long upTo, boolean ok, int life) {
         pendingCommits--;
-        if (!ok) {
+        if (!ok || life != incarnation) {
             return;
         }
         if (upTo > committedSeq) {
-            committedSeq = upTo;
+            committedSeq = Math.min(upTo, lastSeq);
         }
         while (cache.size() > cacheEntries && cache.firstSeq() <= committedSeq) {
             cache.removeFirst();
@@ -552,7 +557,7 @@ public final class LogObject extends LiveObject {
         if (sub == null || sub.session != r.session()) {
             throw HyphaException.notFound("no subscription " + subId);
         }
-        sub.credit = Math.min(maxCredit, sub.credit + n);
+        sub.credit = n >= maxCredit - sub.credit ? maxCredit : sub.credit + n;
         r.ok("{\"credit\":" + sub.credit + "}");
         pump(sub);
     }
@@ -588,7 +593,18 @@ public final class LogObject extends LiveObject {
         if (budget <= 0 || sub.next > end) {
             return;
         }
-        List<LogEntry> page = range(sub.next, Math.min(end, sub.next + budget - 1), budget);
+        List<LogEntry> page;
+        try {
+            page = range(sub.next, Math.min(end, sub.next + budget - 1), budget);
+        } catch (HyphaException e) {
+            // a storage read failed: end this subscription (the client resubscribes from its last entry)
+            sub.session.send("{\"ev\":" + sub.id + ",\"closed\":" + e.toJson() + "}");
+            dropSub(sub);
+            return;
+        }
+        if (page.isEmpty()) {
+            return;
+        }
         StringBuilder b = new StringBuilder(128);
         for (LogEntry e : page) {
             b.setLength(0);
@@ -737,11 +753,12 @@ public final class LogObject extends LiveObject {
         List<Write> writes = List.copyOf(batchWrites);
         batchWrites.clear();
         long upTo = lastSeq;
+        int life = incarnation;
         return submit(writes, e -> {
             for (PendingAppend a : appends) {
                 answer(a.request(), e, () -> appendReply(a.firstSeq(), a.count(), false));
             }
-            post(() -> committed(upTo, e == null));
+            post(() -> committed(upTo, e == null, life));
         });
     }
 
@@ -756,10 +773,15 @@ public final class LogObject extends LiveObject {
         gone.forEach(this::dropSub);
         // subscribers hear of the deletion once it is committed
         f.thenRun(() -> gone.forEach(s -> s.session.send("{\"ev\":" + s.id + ",\"deleted\":true}")));
+        // a new life: completions of writes from before the delete no longer move the committed mark
+        incarnation++;
         objId = 0;
         firstSeq = 0;
         lastSeq = 0;
         committedSeq = 0;
+        rowWrittenNanos = 0;
+        rowDirty = false;
+        rowStale = false;
         bytes = 0;
         cache.clear();
         producers.clear();

@@ -460,7 +460,9 @@ public final class WorkspaceObject extends LiveObject {
         }
         ObjectRow row = new ObjectRow(objId, id, 0, new byte[0], 0, 0, 0, 0, createdAt, now,
                 alarmAt.map(Instant::toEpochMilli));
-        ctx.storage().submit(shard, this, new Write.PutObject(row));
+        // the registry and presence live only in memory: a failed alarm-row commit must not break this
+        // object (and wipe them); the alarm keeps firing from its timer, only its persistence is lost
+        ctx.storage().submit(shard, io.hyphamesh.storage.WriteOwner.NONE, new Write.PutObject(row));
     }
 
     @Override

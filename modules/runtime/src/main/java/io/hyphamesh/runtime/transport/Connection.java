@@ -170,6 +170,13 @@ final class Connection implements Session {
 
     @Override
     public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
+        if (outbound.size() >= eventCapacity) {
+            // a provider that stopped reading is closed as a slow consumer; this call is not part of
+            // what it takes down: the caller's next provider is tried
+            transport.metrics().counter("ws_slow_consumer_closes", "sockets closed as slow consumers").inc();
+            close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
+            return false;
+        }
         calls.put(callId, new InboundCall(consumer, deadlineNanos));
         if (!open.get()) {
             // raced with close: close() may have missed this entry
@@ -263,6 +270,9 @@ final class Connection implements Session {
             return;
         }
         try {
+            if (frame.hasOverlongNumber()) {
+                throw HyphaException.badRequest("a number is longer than " + Frame.MAX_NUMBER_CHARS + " characters");
+            }
             String op = frame.string("op");
             String to = frame.string("to", "");
             if (to.isEmpty()) {
@@ -313,6 +323,11 @@ final class Connection implements Session {
         InboundCall call = calls.remove(callId);
         if (call == null) {
             // answered too late (timed out) or unknown: nothing waits for it
+            return;
+        }
+        if (frame.hasOverlongNumber()) {
+            call.consumer().fail(new HyphaException(ErrorCode.APPLICATION, "the provider answered with a number longer than "
+                    + Frame.MAX_NUMBER_CHARS + " characters"));
             return;
         }
         if (!frame.isNull("err")) {
