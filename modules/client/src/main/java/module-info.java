@@ -10,5 +10,4 @@ module io.hyphamesh.client {
     requires java.net.http;
     requires java.logging;
     exports io.hyphamesh.client;
-    opens io.hyphamesh.client to org.eclipse.yasson;
 }

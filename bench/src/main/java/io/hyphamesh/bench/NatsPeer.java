@@ -33,6 +33,7 @@ import io.nats.client.api.StreamConfiguration;
  * is another socket), JetStream publish with ack ↔ append, ordered consumer ↔ replay, KV update
  * with expected revision ↔ CAS. Main thread only.
  */
+@SuppressWarnings("try") // jnats' close() declares InterruptedException
 final class NatsPeer {
     static final String SYSTEM = "nats";
     static final String DURABLE = "JetStream file store; the packaged nats-server acknowledges before fsync"

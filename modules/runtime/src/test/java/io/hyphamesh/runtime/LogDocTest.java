@@ -159,6 +159,7 @@ class LogDocTest {
                 }
             });
             try (Subscription s = reader.log("handover").subscribe(0, r -> got.add(r.seq()))) {
+                assertTrue(s != null);
                 racing.get(30, TimeUnit.SECONDS);
                 window.acquire(256);
                 assertEquals(0, failed.get(), "every racing append was acknowledged");
@@ -296,6 +297,7 @@ class LogDocTest {
             w.doc("watched").put(Json.createObjectBuilder().add("n", 0).build(), T);
             List<DocEvent> events = new CopyOnWriteArrayList<>();
             try (Subscription s = r.doc("watched").subscribe(events::add)) {
+                assertTrue(s != null);
                 for (int i = 0; i < 50; i++) {
                     w.doc("watched").incr("/n", 1, T);
                 }
@@ -369,6 +371,24 @@ class LogDocTest {
     }
 
     @Test
+    void ageRetentionDropsOldEntriesOnTheLogsAlarm() {
+        String ws = server.newWorkspace();
+        try (HyphaClient c = server.client(ws, "read_write", "w")) {
+            Log log = c.log("aging");
+            for (int i = 0; i < 5; i++) {
+                log.append(body(i), T);
+            }
+            log.retention(0, Duration.ofSeconds(1), T);
+            Awaitility.await("entries older than a second are dropped").atMost(Duration.ofSeconds(15))
+                    .pollInterval(Duration.ofMillis(200)).until(() -> log.info(T).entries() == 0);
+            long next = log.append(body(99), T);
+            assertEquals(6, next, "sequences go on after an age truncation");
+            assertEquals(1, log.info(T).entries());
+            assertEquals(6, log.info(T).first());
+        }
+    }
+
+    @Test
     void aMillionEntryReplayStreamsWithBoundedServerHeapAndNeverDropsTheSocket() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("hypha-million");
         try (ChildServer child = new ChildServer(dir, "-Xmx192m")) {
@@ -405,6 +425,7 @@ class LogDocTest {
                         wrong.incrementAndGet();
                     }
                 })) {
+                    assertTrue(s != null);
                     Awaitility.await("1,000,000 replayed").atMost(Duration.ofSeconds(240))
                             .pollInterval(Duration.ofMillis(200)).until(() -> next.get() > 1_000_000);
                 }
