@@ -87,13 +87,20 @@ final class DefaultHyphaClient implements HyphaClient {
         private final CompletableFuture<String> future;
         private final boolean retry;
         private final Consumer<String> onReply;
+        private final String op;
+        private final long timeoutMillis;
+        private final long deadlineNanos;
         private WebSocket sentOn;
 
-        Pending(String frame, CompletableFuture<String> future, boolean retry, Consumer<String> onReply) {
+        Pending(String frame, CompletableFuture<String> future, boolean retry, Consumer<String> onReply, String op,
+                Duration timeout) {
             this.frame = frame;
             this.future = future;
             this.retry = retry;
             this.onReply = onReply;
+            this.op = op;
+            this.timeoutMillis = timeout.toMillis();
+            this.deadlineNanos = System.nanoTime() + timeout.toNanos();
         }
 
         String frame() {
@@ -127,6 +134,20 @@ final class DefaultHyphaClient implements HyphaClient {
                 .executor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hypha-http-", 0).factory()))
                 .build();
         this.presence = new PresenceHandle(this);
+        // one sweep times requests out (a timer task per request cost a heap insert each and stayed
+        // queued for the whole timeout)
+        timers.scheduleWithFixedDelay(this::expire, 50, 50, TimeUnit.MILLISECONDS);
+    }
+
+    private void expire() {
+        long now = System.nanoTime();
+        for (Map.Entry<Long, Pending> e : pending.entrySet()) {
+            Pending p = e.getValue();
+            if (now - p.deadlineNanos >= 0 && pending.remove(e.getKey(), p)) {
+                p.future().completeExceptionally(new HyphaException(ErrorCode.TIMEOUT,
+                        p.op + " timed out after " + p.timeoutMillis + " ms"));
+            }
+        }
     }
 
     static HyphaClient connect(URI uri, String token, ClientOptions options) {
@@ -391,14 +412,8 @@ final class DefaultHyphaClient implements HyphaClient {
         b.append('}');
         String frame = b.toString();
         CompletableFuture<String> f = new CompletableFuture<>();
-        Pending p = new Pending(frame, f, retry, onReply);
+        Pending p = new Pending(frame, f, retry, onReply, op, timeout);
         pending.put(id, p);
-        long ms = timeout.toMillis();
-        timers.schedule(() -> {
-            if (pending.remove(id, p)) {
-                f.completeExceptionally(new HyphaException(ErrorCode.TIMEOUT, op + " timed out after " + ms + " ms"));
-            }
-        }, ms, TimeUnit.MILLISECONDS);
         WebSocket ws = socket;
         if (ws != null && p.markSent(ws)) {
             send(frame);
