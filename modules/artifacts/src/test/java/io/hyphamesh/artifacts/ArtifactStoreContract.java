@@ -1,5 +1,6 @@
 package io.hyphamesh.artifacts;
 
+import io.hyphamesh.testing.PatternStream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,7 @@
 package io.hyphamesh.artifacts;
 
+import io.hyphamesh.testing.S3ProxyProcess;
+import io.hyphamesh.testing.PatternStream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime;
 
+import io.hyphamesh.testing.PatternStream;
 import static io.hyphamesh.runtime.ArtifactHarness.MIB;
 import static io.hyphamesh.runtime.ArtifactHarness.md5Hex;
 import static io.hyphamesh.runtime.ArtifactHarness.rate;

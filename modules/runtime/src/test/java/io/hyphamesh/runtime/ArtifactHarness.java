@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime;
 
+import io.hyphamesh.testing.S3ProxyProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;

@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime;
 
+import io.hyphamesh.testing.PatternStream;
 import static io.hyphamesh.runtime.ArtifactHarness.MIB;
 import static io.hyphamesh.runtime.ArtifactHarness.code;
 import static io.hyphamesh.runtime.ArtifactHarness.delete;

@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime;
 
+import io.hyphamesh.testing.S3ProxyProcess;
 import static io.hyphamesh.runtime.ArtifactHarness.describe;
 import static io.hyphamesh.runtime.ArtifactHarness.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;

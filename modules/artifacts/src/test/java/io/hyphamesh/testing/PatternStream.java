@@ -1,4 +1,4 @@
-package io.hyphamesh.runtime;
+package io.hyphamesh.testing;
 
 import java.io.InputStream;
 import java.lang.invoke.MethodHandles;
@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
  * always the same, so a test can stream gigabytes without holding them and regenerate any slice
  * (a part) from its offset. One reader thread.
  */
-final class PatternStream extends InputStream {
+public final class PatternStream extends InputStream {
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final long seed;
@@ -24,17 +24,17 @@ final class PatternStream extends InputStream {
     }
 
     /** The first {@code length} bytes of the pattern of {@code seed}. */
-    static PatternStream of(long seed, long length) {
+    public static PatternStream of(long seed, long length) {
         return new PatternStream(seed, 0, length);
     }
 
     /** Bytes {@code offset} to {@code offset + length} of the pattern of {@code seed}. */
-    static PatternStream slice(long seed, long offset, long length) {
+    public static PatternStream slice(long seed, long offset, long length) {
         return new PatternStream(seed, offset, length);
     }
 
     /** The bytes in memory; only for small sizes. */
-    static byte[] bytes(long seed, int length) {
+    public static byte[] bytes(long seed, int length) {
         byte[] b = new byte[length];
         PatternStream in = of(seed, length);
         for (int off = 0; off < length; ) {

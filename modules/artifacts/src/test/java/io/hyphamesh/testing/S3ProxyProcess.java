@@ -1,4 +1,4 @@
-package io.hyphamesh.artifacts;
+package io.hyphamesh.testing;
 
 import static org.awaitility.Awaitility.await;
 
@@ -18,16 +18,30 @@ import java.util.Properties;
  * A real S3 endpoint for the tests: S3Proxy 4.1.0 ({@code jar-with-dependencies}, fetched into
  * {@code target/s3proxy} by the build) as a child process on a free loopback port, with SigV4
  * authentication on and the jclouds filesystem store behind it. Its stored files can be
- * inspected under {@link #dataDir()}. One owner thread.
+ * inspected under {@link #dataDir()}. Shared by the artifacts and runtime tests (test-jar). One owner thread.
  */
-final class S3ProxyProcess implements AutoCloseable {
-    static final String IDENTITY = "hypha-test-identity";
-    static final String CREDENTIAL = "hypha-test-credential-0123456789";
+public final class S3ProxyProcess implements AutoCloseable {
+    public static final String IDENTITY = "hypha-test-identity";
+    public static final String CREDENTIAL = "hypha-test-credential-0123456789";
 
     private final Process process;
     private final URI endpoint;
     private final Path dataDir;
     private final Path log;
+
+    private static S3ProxyProcess shared;
+
+    /** One S3Proxy for every test class of this JVM: started on first use, killed when the JVM exits. */
+    public static synchronized S3ProxyProcess shared() {
+        if (shared == null) {
+            try {
+                shared = start(Files.createTempDirectory("hypha-s3proxy"));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        return shared;
+    }
 
     private S3ProxyProcess(Process process, URI endpoint, Path dataDir, Path log) {
         this.process = process;
@@ -36,7 +50,7 @@ final class S3ProxyProcess implements AutoCloseable {
         this.log = log;
     }
 
-    static S3ProxyProcess start(Path workDir) throws IOException {
+    public static S3ProxyProcess start(Path workDir) throws IOException {
         Path jar = Path.of(System.getProperty("s3proxy.jar", "target/s3proxy/s3proxy.jar"));
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException("no S3Proxy jar at " + jar.toAbsolutePath()
@@ -95,12 +109,12 @@ final class S3ProxyProcess implements AutoCloseable {
         }
     }
 
-    URI endpoint() {
+    public URI endpoint() {
         return endpoint;
     }
 
     /** Where the backing filesystem store keeps buckets, objects and multipart parts. */
-    Path dataDir() {
+    public Path dataDir() {
         return dataDir;
     }
 
