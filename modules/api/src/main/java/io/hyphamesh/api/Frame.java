@@ -213,22 +213,30 @@ public final class Frame {
         return JsonText.json().createValue(new BigDecimal(raw));
     }
 
-    /** A required string member. */
-    public String string(String key) {
+    /** The index of a required member; {@code bad_request} naming it when absent. */
+    private int required(String key) {
         int i = indexOf(key);
         if (i < 0) {
             throw HyphaException.badRequest("missing field '" + key + "'");
         }
-        return stringAt(i, key);
+        return i;
+    }
+
+    /** The index of an optional member, or -1 when absent or {@code null}. */
+    private int optional(String key) {
+        int i = indexOf(key);
+        return i < 0 || isNullAt(i) ? -1 : i;
+    }
+
+    /** A required string member. */
+    public String string(String key) {
+        return stringAt(required(key), key);
     }
 
     /** An optional string member, or {@code dflt} when absent or null. */
     public String string(String key, String dflt) {
-        int i = indexOf(key);
-        if (i < 0 || isNullAt(i)) {
-            return dflt;
-        }
-        return stringAt(i, key);
+        int i = optional(key);
+        return i < 0 ? dflt : stringAt(i, key);
     }
 
     private boolean isNullAt(int i) {
@@ -245,20 +253,13 @@ public final class Frame {
 
     /** A required integral member that fits a long. */
     public long longValue(String key) {
-        int i = indexOf(key);
-        if (i < 0) {
-            throw HyphaException.badRequest("missing field '" + key + "'");
-        }
-        return longAt(i, key);
+        return longAt(required(key), key);
     }
 
     /** An optional integral member, or {@code dflt} when absent or null. */
     public long longValue(String key, long dflt) {
-        int i = indexOf(key);
-        if (i < 0 || isNullAt(i)) {
-            return dflt;
-        }
-        return longAt(i, key);
+        int i = optional(key);
+        return i < 0 ? dflt : longAt(i, key);
     }
 
     private long longAt(int i, String key) {
@@ -285,10 +286,7 @@ public final class Frame {
 
     /** A required number member. */
     public BigDecimal decimal(String key) {
-        int i = indexOf(key);
-        if (i < 0) {
-            throw HyphaException.badRequest("missing field '" + key + "'");
-        }
+        int i = required(key);
         char c = text.charAt(starts[i]);
         if (c != '-' && (c < '0' || c > '9')) {
             throw HyphaException.badRequest("field '" + key + "' must be a number");
@@ -311,10 +309,7 @@ public final class Frame {
 
     /** The texts of the elements of an array member; {@code bad_request} when it is not an array. */
     public List<String> rawArray(String key) {
-        int i = indexOf(key);
-        if (i < 0) {
-            throw HyphaException.badRequest("missing field '" + key + "'");
-        }
+        int i = required(key);
         if (text.charAt(starts[i]) != '[') {
             throw HyphaException.badRequest("field '" + key + "' must be an array");
         }
