@@ -33,7 +33,6 @@ import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.Permission;
-import jakarta.json.JsonArray;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;

@@ -8,9 +8,7 @@ import java.util.function.Consumer;
 
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.JsonText;
-import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
-import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 
 /** A Doc handle: frames addressed to {@code doc:<name>}. Thread-safe. */
@@ -149,9 +147,5 @@ final class DocHandle implements Doc {
             DocEvent e = new DocEvent(version, f.string("op", "put"), path, f.value("value", JsonValue.NULL));
             deliver(() -> listener.accept(e));
         }
-    }
-
-    static long number(JsonValue v) {
-        return ((JsonNumber) v).longValue();
     }
 }

@@ -1,6 +1,5 @@
 package io.hyphamesh.runtime.config;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

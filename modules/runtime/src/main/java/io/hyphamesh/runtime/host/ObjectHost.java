@@ -181,11 +181,6 @@ public final class ObjectHost implements AutoCloseable {
         }
     }
 
-    /** Objects in memory. */
-    public int liveCount() {
-        return live.size();
-    }
-
     /** Objects loaded from storage since start. */
     public long coldWakes() {
         return wakes.sum();

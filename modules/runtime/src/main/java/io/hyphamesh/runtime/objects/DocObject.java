@@ -23,9 +23,7 @@ import io.hyphamesh.runtime.host.Session;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
-import jakarta.json.JsonArray;
 import jakarta.json.JsonNumber;
-import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 
 /**
@@ -389,10 +387,5 @@ public final class DocObject extends LiveObject {
             }
         }
         return JsonText.json().createValue(d);
-    }
-
-    /** Whether a value is an array (for pointer tokens). */
-    static boolean isArray(JsonValue v) {
-        return v instanceof JsonArray;
     }
 }

@@ -26,7 +26,6 @@ import io.hyphamesh.storage.LogEntry;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.ProducerState;
 import io.hyphamesh.storage.Write;
-import jakarta.json.JsonArray;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -690,16 +689,11 @@ public final class LogObject extends LiveObject {
         alarmAt = alarm;
         batchWrites.add(new Write.PutObject(row()));
         submitNow(r, "{\"retention\":" + retention.json() + "}");
-        setAlarmTimerOnly(alarm);
+        armLoadedAlarm(alarm); // the alarm time is already in the row submitted above
     }
 
     private long ageSweepMillis() {
         return Math.max(1000, Math.min(retention.maxAgeMillis() / 4, 60_000));
-    }
-
-    private void setAlarmTimerOnly(Optional<Instant> at) {
-        // the alarm time is already in the row submitted with this change
-        armLoadedAlarm(at);
     }
 
     @Override

@@ -29,7 +29,6 @@ import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
 import jakarta.json.JsonArray;
-import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 

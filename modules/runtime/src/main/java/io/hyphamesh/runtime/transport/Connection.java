@@ -19,7 +19,6 @@ import io.helidon.websocket.WsSession;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;

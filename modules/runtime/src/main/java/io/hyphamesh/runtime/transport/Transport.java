@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.helidon.http.Status;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.helidon.webserver.websocket.WsRouting;
@@ -237,11 +236,6 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         return maxInFlight;
     }
 
-    /** Open sockets. */
-    public int openSockets() {
-        return connections.size();
-    }
-
     @Override
     public void tokenRevoked(String tokenId) {
         Set<Connection> set = byToken.get(tokenId);
@@ -290,10 +284,5 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     public void close() {
         sweeper.shutdownNow();
         closeAll();
-    }
-
-    /** Builds the HTTP status answer for refused upgrades (used by tests of the status mapping). */
-    static Status status(HyphaException e) {
-        return Status.create(e.code().httpStatus());
     }
 }
