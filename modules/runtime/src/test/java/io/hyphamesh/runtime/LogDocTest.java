@@ -131,6 +131,27 @@ class LogDocTest {
     }
 
     @Test
+    void idempotencyHoldsAcrossARestart() {
+        try (TestServer own = TestServer.start()) {
+            String ws = own.newWorkspace();
+            long s1;
+            long s2;
+            try (HyphaClient c = own.client(ws, "read_write", "w")) {
+                s1 = c.log("once").append(body(1), "p", 1, T);
+                s2 = c.log("once").append(body(2), "p", 2, T);
+                c.log("plain").append(body(0), T);
+            }
+            own.restart();
+            try (HyphaClient c = own.client(ws, "read_write", "w")) {
+                assertEquals(s2, c.log("once").append(body(2), "p", 2, T), "the latest pseq is known after a restart");
+                assertEquals(s1, c.log("once").append(body(1), "p", 1, T), "an older one is found in storage");
+                assertEquals(2, c.log("once").info(T).entries(), "retries wrote nothing");
+                assertEquals(2, c.log("plain").append(body(1), T), "a Log without producers wakes and goes on");
+            }
+        }
+    }
+
+    @Test
     void replayHandsOverToTheLiveTailWithoutGapOrDuplicate() throws Exception {
         String ws = server.newWorkspace();
         try (HyphaClient writer = server.client(ws, "read_write", "w");

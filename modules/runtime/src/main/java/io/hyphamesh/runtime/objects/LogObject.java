@@ -68,6 +68,9 @@ public final class LogObject extends LiveObject {
     private long lastSeq;
     private long bytes;
     private long committedSeq;
+    /** Row flag (in the row's version field, unused otherwise by Logs): producer marks exist. */
+    private static final long FLAG_PRODUCERS = 1;
+    private boolean hasProducers;
     /** Bumped by a delete: commit completions of an earlier life of the Log are ignored. */
     private int incarnation;
     private Retention retention = Retention.NONE;
@@ -149,8 +152,12 @@ public final class LogObject extends LiveObject {
         committedSeq = lastSeq;
         rowWrittenNanos = System.nanoTime();
         retention = parseRetention(r.state());
-        for (ProducerState p : ctx.storage().producers(shard, objId)) {
-            producers.put(p.producer(), p);
+        hasProducers = (r.version() & FLAG_PRODUCERS) != 0;
+        if (hasProducers) {
+            // only Logs that ever had an idempotent append pay this read at wake
+            for (ProducerState p : ctx.storage().producers(shard, objId)) {
+                producers.put(p.producer(), p);
+            }
         }
         armLoadedAlarm(r.alarmAt().map(Instant::ofEpochMilli));
     }
@@ -314,6 +321,11 @@ public final class LogObject extends LiveObject {
         if (producer.isPresent()) {
             ProducerState mark = new ProducerState(producer.get(), pseq, first);
             producers.put(producer.get(), mark);
+            if (!hasProducers) {
+                // the row says so in the same commit as the first mark
+                hasProducers = true;
+                rowDirty = true;
+            }
             batchWrites.add(new Write.ProducerMark(objId, producer.get(), pseq, first, true));
         }
         batch.add(new PendingAppend(r, first, bodies.size()));
@@ -779,6 +791,7 @@ public final class LogObject extends LiveObject {
         bytes = 0;
         cache.clear();
         producers.clear();
+        hasProducers = false;
         retention = Retention.NONE;
         if (alarmAt.isPresent()) {
             alarmAt = Optional.empty();
@@ -828,7 +841,7 @@ public final class LogObject extends LiveObject {
 
     private ObjectRow row() {
         byte[] state = retention == Retention.NONE ? new byte[0] : retention.json().getBytes(StandardCharsets.UTF_8);
-        return new ObjectRow(objId, id, 0, state, firstSeq, lastSeq, entries(), bytes, createdAt,
+        return new ObjectRow(objId, id, hasProducers ? FLAG_PRODUCERS : 0, state, firstSeq, lastSeq, entries(), bytes, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
     }
 
