@@ -99,7 +99,8 @@ public final class HyphaServer implements AutoCloseable {
             HttpRouting.Builder routing = HttpRouting.builder()
                     .register(new ObserveRoutes(metrics, artifactRoutes::ready))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
-                            artifactRoutes::deleteWorkspace))
+                            artifactRoutes::deleteWorkspace)
+                            .backups(target -> io.hyphamesh.runtime.control.Backup.run(storage, dataDir, target)))
                     .register(artifactRoutes)
                     .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
                     .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));

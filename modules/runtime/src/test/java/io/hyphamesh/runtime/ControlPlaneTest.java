@@ -176,6 +176,35 @@ class ControlPlaneTest {
     }
 
     @Test
+    void anOnlineBackupIsADataDirectoryOfItsOwn() throws Exception {
+        String ws = server.newWorkspace();
+        String token = server.token(ws, "read_write", "b");
+        try (var c = server.client(ws, "read_write", "c")) {
+            for (int i = 0; i < 50; i++) {
+                c.log("kept").append(jakarta.json.Json.createValue(i), Duration.ofSeconds(10));
+            }
+            c.doc("d").put(jakarta.json.Json.createValue("v"), Duration.ofSeconds(10));
+        }
+        java.nio.file.Path target = java.nio.file.Files.createTempDirectory("hypha-backup").resolve("copy");
+        assertEquals(403, server.post("/v1/backup", token, "{\"path\":\"" + target + "\"}").status());
+        assertEquals(400, server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"relative/dir\"}").status());
+        assertEquals(400, server.post("/v1/backup", TestServer.ROOT,
+                "{\"path\":\"" + server.dataDir().resolve("inside") + "\"}").status());
+        TestServer.Response r = server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"" + target + "\"}");
+        assertEquals(201, r.status(), r.body());
+        assertEquals(409, server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"" + target + "\"}").status(),
+                "a non-empty target is refused");
+        try (TestServer restored = TestServer.startAt(target)) {
+            assertEquals(200, restored.get("/v1/workspaces/" + ws + "/objects", token).status(),
+                    "tokens and keys came with the backup");
+            try (var c = restored.client(ws, "read", "r")) {
+                assertEquals(50, c.log("kept").info(Duration.ofSeconds(10)).entries());
+                assertEquals("\"v\"", c.doc("d").get(Duration.ofSeconds(10)).value().toString());
+            }
+        }
+    }
+
+    @Test
     void healthAndMetrics() {
         TestServer.Response h = server.get("/observe/health", null);
         assertEquals(200, h.status());

@@ -50,6 +50,13 @@ public final class TestServer implements AutoCloseable {
         }
     }
 
+    /** The server on an existing data directory (e.g. a backup). */
+    public static TestServer startAt(java.nio.file.Path dataDir) {
+        TestServer t = new TestServer(dataDir, Map.of());
+        t.boot(0);
+        return t;
+    }
+
     private void boot(int p) {
         HyphaConfig.Builder b = HyphaConfig.builder()
                 .set("port", Integer.toString(p))

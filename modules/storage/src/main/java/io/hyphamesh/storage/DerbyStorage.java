@@ -378,6 +378,27 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public void backup(Path target) {
+        Path db = target.resolve("db");
+        try {
+            Files.createDirectories(db);
+            Files.copy(shards.get(0).dir.getParent().resolve("shards"), db.resolve("shards"));
+        } catch (IOException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot prepare backup in " + target + ": " + e.getMessage(), e);
+        }
+        for (Shard s : shards) {
+            s.read(false, c -> {
+                try (java.sql.CallableStatement cs = c.prepareCall("CALL SYSCS_UTIL.SYSCS_BACKUP_DATABASE(?)")) {
+                    // Derby writes the copy into <dir>/<database directory name>: db/shard-N
+                    cs.setString(1, db.toAbsolutePath().toString());
+                    cs.execute();
+                }
+                return null;
+            });
+        }
+    }
+
+    @Override
     public Stats stats() {
         long commits = 0;
         long subs = 0;

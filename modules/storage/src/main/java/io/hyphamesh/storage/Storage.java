@@ -87,6 +87,13 @@ public interface Storage extends AutoCloseable {
     /** A server setting kept in the catalog. */
     Optional<String> setting(String key);
 
+    /**
+     * Online backup: a consistent copy of every shard's database into {@code target/db/shard-N}
+     * (Derby's own backup; writes go on meanwhile), plus the shard count file. The copy is a data
+     * directory of its own once the server's keys are copied beside it.
+     */
+    void backup(java.nio.file.Path target);
+
     /** Commit counters, for metrics. */
     Stats stats();
 

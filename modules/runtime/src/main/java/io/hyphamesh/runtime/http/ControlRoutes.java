@@ -40,6 +40,22 @@ public final class ControlRoutes implements HttpService {
     private final long maxBody;
     private final BlobCleaner blobs;
 
+    /** Runs an online backup into a directory; answers the shard count. */
+    @FunctionalInterface
+    public interface BackupRunner {
+        int backup(java.nio.file.Path target);
+    }
+
+    private BackupRunner backups = target -> {
+        throw new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "backup is not available");
+    };
+
+    /** Sets how {@code POST /v1/backup} runs. */
+    public ControlRoutes backups(BackupRunner runner) {
+        this.backups = runner;
+        return this;
+    }
+
     /** Deletes a workspace's blobs when it is deleted. */
     @FunctionalInterface
     public interface BlobCleaner {
@@ -55,7 +71,8 @@ public final class ControlRoutes implements HttpService {
 
     @Override
     public void routing(HttpRules rules) {
-        rules.post("/v1/workspaces", this::create)
+        rules.post("/v1/backup", this::backup)
+                .post("/v1/workspaces", this::create)
                 .get("/v1/workspaces", this::list)
                 .get("/v1/workspaces/{ws}", this::get)
                 .delete("/v1/workspaces/{ws}", this::delete)
@@ -72,6 +89,30 @@ public final class ControlRoutes implements HttpService {
         JsonText.onlyFields(body, CREATE_FIELDS, "workspace");
         WorkspaceRow row = control.create(p, JsonText.string(body, "name"));
         HttpSupport.json(res, Status.CREATED_201, workspaceJson(row).build().toString());
+    }
+
+    private void backup(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        if (!p.root()) {
+            throw HyphaException.forbidden("only the root token takes backups");
+        }
+        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonText.onlyFields(body, Set.of("path"), "backup");
+        String path = JsonText.string(body, "path");
+        java.nio.file.Path target;
+        try {
+            target = java.nio.file.Path.of(path);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw HyphaException.badRequest("path is not a valid path");
+        }
+        long start = System.nanoTime();
+        int shards = backups.backup(target);
+        HttpSupport.json(res, Status.CREATED_201, JsonText.json().createObjectBuilder()
+                .add("path", target.toString())
+                .add("shards", shards)
+                .add("millis", (System.nanoTime() - start) / 1_000_000)
+                .add("blobs", "not included: copy <data-dir>/blobs (filesystem provider) or back up the S3 bucket")
+                .build().toString());
     }
 
     private void list(ServerRequest req, ServerResponse res) {
