@@ -282,7 +282,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     @Override
     public void close() {
-        sweeper.shutdownNow();
+        // close frames first (each socket's TCP close is scheduled on the sweeper), then stop the
+        // periodic sweep; the scheduled closes still run (daemon thread: they never hold up exit)
         closeAll();
+        sweeper.shutdown();
     }
 }
