@@ -448,6 +448,18 @@ class RealtimeTest {
     }
 
     @Test
+    void aShutdownTellsSocketsItIsGoingAway() throws Exception {
+        TestServer own = TestServer.start();
+        String ws = own.newWorkspace();
+        try (RawSocket s = RawSocket.open(own, ws, own.token(ws, "read", "bye"), true)) {
+            s.await("\"hello\"");
+            own.stop();
+            Integer code = s.closes.poll(10, TimeUnit.SECONDS);
+            assertEquals(1001, code, "close code 1001 (going away), so clients know to reconnect");
+        }
+    }
+
+    @Test
     void tooManyRequestsInFlightAreRefusedWithLimit() throws Exception {
         try (TestServer own = TestServer.start(Map.of("ws.max-in-flight", "4"))) {
             String ws = own.newWorkspace();
