@@ -15,6 +15,8 @@ public final class JsonOut {
     private long filled;
     /** Bit d is set when the container at depth d is an array. */
     private long arrays;
+    /** Members only: the outermost braces are not written ({@link #members}). */
+    private boolean bare;
     private int depth;
 
     private JsonOut(int capacity) {
@@ -31,6 +33,17 @@ public final class JsonOut {
         JsonOut o = new JsonOut(capacity);
         o.b.append('{');
         o.depth = 1;
+        return o;
+    }
+
+    /**
+     * Starts the members of an object without its braces, to be put into several frames with
+     * {@link #rawMembers}: {@link #end()} then leaves the outermost level open.
+     */
+    public static JsonOut members(int capacity) {
+        JsonOut o = new JsonOut(capacity);
+        o.depth = 1;
+        o.bare = true;
         return o;
     }
 
@@ -107,6 +120,15 @@ public final class JsonOut {
         return this;
     }
 
+    /** Members written by {@link #members}, as they are. */
+    public JsonOut rawMembers(String members) {
+        if (!members.isEmpty()) {
+            sep();
+            b.append(members);
+        }
+        return this;
+    }
+
     /** An error member {@code "key": {"code", "message", ...details}}. */
     public JsonOut error(String key, HyphaException e) {
         return raw(key, e.toJson().toString());
@@ -178,7 +200,7 @@ public final class JsonOut {
 
     /** Closes everything still open and returns the text. */
     public String end() {
-        while (depth > 0) {
+        while (depth > (bare ? 1 : 0)) {
             closeOne();
         }
         return b.toString();
