@@ -67,14 +67,22 @@ public final class HyphaServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
-        Storage storage = Storage.open(StorageConfig.builder()
+        StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
                 .pageCacheSize(config.intValue("storage.page-cache"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
-                .build());
+                // PostgreSQL when storage.url is set (the rest is ignored by Derby)
+                .url(config.string("storage.url"))
+                .user(config.string("storage.user"))
+                .password(config.string("storage.password"))
+                .committers(config.intValue("storage.committers"))
+                .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
+                .partitions(config.intValue("cluster.partitions"));
+        config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
+        Storage storage = Storage.open(storageConfig.build());
         try {
             Metrics metrics = new Metrics();
             // the reference report's cost signals, present from the start
