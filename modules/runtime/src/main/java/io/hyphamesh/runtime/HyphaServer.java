@@ -99,6 +99,7 @@ public final class HyphaServer implements AutoCloseable {
             Transport transport = new Transport(host, control, config, metrics);
             ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
+                    .addFilter(HttpSupport.framingFilter())
                     .register(new ObserveRoutes(metrics, artifactRoutes::ready))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                             artifactRoutes::deleteWorkspace)
@@ -112,6 +113,7 @@ public final class HyphaServer implements AutoCloseable {
                     .shutdownHook(false)
                     .putListenerSocketOption(java.net.StandardSocketOptions.SO_REUSEADDR, true)
                     .maxPayloadSize(-1)
+                    .directHandlers(HttpSupport.directHandlers())
                     // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
                     // peer that vanished without a close frame)
                     .protocolsDiscoverServices(false)
