@@ -15,8 +15,9 @@ import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.runtime.auth.Principal;
 
 /**
- * Helidon's side of one socket: authenticates the upgrade, then hands every message to its
- * {@link Connection}. Helidon calls it from the socket's reader thread only.
+ * The server's side of one socket: authenticates the upgrade, then hands every message to its
+ * {@link Connection}. {@link WsSocket} calls it from the socket's reader thread only, and tells it
+ * exactly once that the socket ended ({@link #onClose}), however it ended.
  */
 final class SocketListener implements WsListener {
     private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SocketListener.class.getName());
@@ -78,6 +79,14 @@ final class SocketListener implements WsListener {
     public void onMessage(WsSession session, BufferData buffer, boolean last) {
         if (connection != null && connection.isOpen() && last) {
             connection.sendError(HyphaException.badRequest("binary messages are not supported; send JSON text"));
+        }
+    }
+
+    /** A text message over {@code ws.max-frame-bytes}: skipped unread, answered, the socket stays open. */
+    void onTooLarge(long bytes) {
+        if (connection != null && connection.isOpen()) {
+            connection.send("{\"re\":null,\"err\":" + HyphaException.tooLarge("message is larger than "
+                    + transport.maxFrameBytes() + " bytes").toJson() + "}");
         }
     }
 

@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.helidon.webserver.websocket.WsRouting;
 import io.helidon.websocket.WsSession;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
@@ -91,12 +90,6 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.sweeper = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-ws-sweeper").factory());
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    /** The WebSocket routing: one endpoint, one listener per socket. */
-    public WsRouting.Builder routing() {
-        return WsRouting.builder()
-                .endpoint(PATH_PREFIX + "{ws}" + PATH_SUFFIX, () -> new SocketListener(this));
     }
 
     /**
