@@ -7,7 +7,6 @@ module io.hyphamesh.runtime {
     requires io.hyphamesh.storage;
     requires io.hyphamesh.artifacts;
     requires io.helidon.webserver;
-    requires io.helidon.webserver.websocket;
     requires io.helidon.websocket;
     requires io.helidon.security.jwt;
     requires io.helidon.config;

@@ -9,7 +9,8 @@ import java.util.logging.Logger;
 
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.websocket.WsConfig;
+import io.helidon.webserver.http1.Http1Config;
+import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
@@ -22,8 +23,9 @@ import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
 import io.hyphamesh.runtime.metrics.Metrics;
-import io.hyphamesh.runtime.objects.Objects;
+import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
+import io.hyphamesh.runtime.transport.WsUpgrade;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.StorageConfig;
 
@@ -99,12 +101,13 @@ public final class HyphaServer implements AutoCloseable {
                     () -> storage.stats().submissions());
             metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
             TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
-            ObjectHost host = ObjectHost.create(storage, config, metrics, Objects::create);
+            ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
             ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                     config.duration("tokens.max-ttl"));
             Transport transport = new Transport(host, control, config, metrics);
             ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
+                    .addFilter(HttpSupport.framingFilter())
                     .register(new ObserveRoutes(metrics, artifactRoutes::ready))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                             artifactRoutes::deleteWorkspace)
@@ -118,10 +121,15 @@ public final class HyphaServer implements AutoCloseable {
                     .shutdownHook(false)
                     .putListenerSocketOption(java.net.StandardSocketOptions.SO_REUSEADDR, true)
                     .maxPayloadSize(-1)
-                    .addProtocol(WsConfig.builder().name("websocket")
-                            .maxFrameLength(Math.max(config.intValue("ws.max-frame-bytes") * 4, 1 << 20)).build())
+                    .directHandlers(HttpSupport.directHandlers())
+                    // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
+                    // peer that vanished without a close frame)
+                    .protocolsDiscoverServices(false)
+                    .addConnectionSelector(Http1ConnectionSelector.builder()
+                            .config(Http1Config.create())
+                            .addUpgrader(WsUpgrade.create(transport))
+                            .build())
                     .routing(routing)
-                    .addRouting(transport.routing())
                     .build();
             // the store signs its URLs with the public URL, whose default names the port: with port 0 that
             // is known only once bound, so the store then opens after the listener (health is DOWN until then)
