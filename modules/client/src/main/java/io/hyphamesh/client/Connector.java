@@ -96,21 +96,24 @@ final class Connector implements Link.Owner {
 
     /** Connects for the first time: every server in order (following "moved"); the first hello wins. */
     void connectFirst() {
-        List<String> failures = new ArrayList<>();
+        List<HyphaException> failures = new ArrayList<>();
         for (int i = 0; i < servers.size(); i++) {
             try {
                 attach(open(servers.current()), false);
                 return;
             } catch (HyphaException e) {
-                if (refusedForGood(e)) {
+                if (refusedForGood(e) || servers.size() == 1) {
                     throw e;
                 }
-                failures.add(e.getMessage());
+                failures.add(e);
                 servers.rotate();
             }
         }
-        throw new HyphaException(ErrorCode.UNAVAILABLE, failures.size() == 1 ? failures.get(0)
-                : "cannot connect to any of " + failures.size() + " servers: " + String.join("; ", failures));
+        // one code when every server said the same (e.g. limit), else unavailable; the message names each
+        ErrorCode code = failures.stream().map(HyphaException::code).distinct().count() == 1
+                ? failures.get(0).code() : ErrorCode.UNAVAILABLE;
+        throw new HyphaException(code, "cannot connect to any of " + failures.size() + " servers: "
+                + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
     }
 
     /** Opens a link to {@code first} and waits for its hello, following "moved" closes a few hops. */
