@@ -22,7 +22,7 @@ import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
 import io.hyphamesh.runtime.metrics.Metrics;
-import io.hyphamesh.runtime.objects.Objects;
+import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.StorageConfig;
@@ -91,7 +91,7 @@ public final class HyphaServer implements AutoCloseable {
                     () -> storage.stats().submissions());
             metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
             TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
-            ObjectHost host = ObjectHost.create(storage, config, metrics, Objects::create);
+            ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
             ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                     config.duration("tokens.max-ttl"));
             Transport transport = new Transport(host, control, config, metrics);

@@ -33,6 +33,8 @@ public abstract class LiveObject implements WriteOwner {
     protected final ObjectContext ctx;
     /** The storage shard the object lives in. */
     protected final int shard;
+    /** Where the object's writes wait for their commit; flushed at the end of every mailbox run. */
+    protected final WriteGate gate = new WriteGate(this);
 
     private final ConcurrentLinkedQueue<Object> mailbox = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -134,17 +136,23 @@ public abstract class LiveObject implements WriteOwner {
                 handle(m);
                 n++;
             }
-            try {
-                onEndOfBatch();
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "end of batch failed in " + id, e);
-            }
+            endOfRun();
         } finally {
             scheduled.set(false);
             if (!mailbox.isEmpty()) {
                 schedule();
             }
         }
+    }
+
+    /** The object adds what the run produced, then the gate submits the run's writes as one. */
+    private void endOfRun() {
+        try {
+            onEndOfBatch();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "end of batch failed in " + id, e);
+        }
+        gate.flush();
     }
 
     private boolean loadSafely() {
@@ -164,8 +172,10 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     private void handle(Object m) {
-        if (!(m instanceof EvictIfIdle)) {
-            // the reaper's own question is not activity
+        if (!(m instanceof EvictIfIdle) && !(m instanceof Task)) {
+            // activity is what comes from outside: the reaper's question and the object's own
+            // follow-ups (commit completions, paced work) are not, or a save made at the first idle
+            // check would postpone hibernation by a whole idle timeout
             lastActivityNanos = System.nanoTime();
         }
         try {
@@ -193,7 +203,7 @@ public abstract class LiveObject implements WriteOwner {
                     // queued or gathered in this run are refused by the committer from now on
                     broken = true;
                     onTerminate();
-                    onEndOfBatch();
+                    endOfRun();
                     closeAndDrain(new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted"));
                     t.done().complete(null);
                 }
@@ -214,14 +224,14 @@ public abstract class LiveObject implements WriteOwner {
         } catch (HyphaException e) {
             r.fail(e);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "operation '" + r.op() + "' on " + id + " failed", e);
-            r.fail(new HyphaException(ErrorCode.INTERNAL, "operation failed: " + e));
+            LOG.log(Level.WARNING, "operation '" + r.op().wire() + "' on " + id + " failed", e);
+            r.fail(new HyphaException(ErrorCode.INTERNAL, "operation failed: a server fault (logged)"));
         }
     }
 
     private void evictIfIdle() {
         long idleNanos = System.nanoTime() - lastActivityNanos;
-        if (idleNanos < ctx.idleTimeout().toNanos() || !isIdle()) {
+        if (idleNanos < ctx.idleTimeout().toNanos() || !gate.idle() || !isIdle()) {
             return;
         }
         lifecycle.lock();
@@ -293,7 +303,7 @@ public abstract class LiveObject implements WriteOwner {
         }
     }
 
-    /** Seconds idle, for the reaper. */
+    /** Nanoseconds idle, for the reaper. */
     final long idleNanos() {
         return System.nanoTime() - lastActivityNanos;
     }
@@ -305,6 +315,10 @@ public abstract class LiveObject implements WriteOwner {
 
     @Override
     public final void commitFailed(Throwable cause) {
+        if (!reloadsAfterFailedCommit()) {
+            LOG.log(Level.WARNING, "a commit of " + id + " failed; its memory is kept", cause);
+            return;
+        }
         broken = true;
         post(() -> {
             onBroken(cause);
@@ -331,8 +345,18 @@ public abstract class LiveObject implements WriteOwner {
         at.ifPresent(a -> ctx.host().alarms().schedule(id, at));
     }
 
-    /** Submits the object's row (state, counters and {@link #alarmAt}) for commit. */
+    /** Stages the object's row (state, counters and {@link #alarmAt}) in {@link #gate}. */
     protected abstract void persistRow();
+
+    /**
+     * True (the default) when a failed commit means the object's memory ran ahead of storage: the
+     * instance is dropped and reloaded, and nothing built on the lost write may land. An object
+     * whose memory is not built from its stored writes (the workspace's registry and presence)
+     * says false and keeps running.
+     */
+    protected boolean reloadsAfterFailedCommit() {
+        return true;
+    }
 
     // ---- callbacks, all on the object's thread ----
 
@@ -342,7 +366,7 @@ public abstract class LiveObject implements WriteOwner {
     /** Handles one request; throw {@link HyphaException} to answer with an error. */
     protected abstract void onRequest(Request r);
 
-    /** After a run of messages: the place to submit what the run produced as one group. */
+    /** After a run of messages: the place to stage what the run produced (the gate then submits it). */
     protected void onEndOfBatch() {
     }
 
@@ -354,7 +378,10 @@ public abstract class LiveObject implements WriteOwner {
     protected void onAlarm() {
     }
 
-    /** True when the object may hibernate: no subscribers, no writes waiting for their commit. */
+    /**
+     * True when the object may hibernate: no subscribers and nothing of its own in memory only.
+     * Writes waiting for their commit are the host's concern ({@link WriteGate#idle()}).
+     */
     protected abstract boolean isIdle();
 
     /** A commit of this object failed; tell subscribers, the instance is being dropped. */

@@ -6,10 +6,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
 
@@ -17,6 +19,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.Storage;
 
@@ -47,9 +50,9 @@ public final class ObjectHost implements AutoCloseable {
                 .name("hypha-host-timer").factory());
         this.alarms = new Alarms(this, timers);
         this.wakeLatency = metrics.histogram("object.wake");
-        metrics.gauge("objects_live", "objects in memory", live::size);
-        metrics.gauge("objects_hibernated", "objects hibernated since start", hibernations::sum);
-        metrics.gauge("objects_cold_wakes", "objects loaded from storage since start (cold wakes)", wakes::sum);
+        metrics.gauge(Metric.OBJECTS_LIVE, live::size);
+        metrics.gauge(Metric.OBJECTS_HIBERNATED, hibernations::sum);
+        metrics.gauge(Metric.OBJECTS_COLD_WAKES, wakes::sum);
         long period = Math.max(250, Math.min(idle.toMillis() / 2, 10_000));
         timers.scheduleWithFixedDelay(this::reap, period, period, TimeUnit.MILLISECONDS);
     }
@@ -119,17 +122,13 @@ public final class ObjectHost implements AutoCloseable {
         send(id, new LiveObject.Delete(done));
         try {
             return done.get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof io.hyphamesh.api.HyphaException he) {
-                throw he;
-            }
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE,
-                    "delete failed: " + e.getCause(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.TIMEOUT, "delete timed out");
+        } catch (ExecutionException e) {
+            throw WriteGate.asHypha(e.getCause());
+        } catch (TimeoutException e) {
+            throw new HyphaException(ErrorCode.TIMEOUT, "delete timed out");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "interrupted");
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
         }
     }
 

@@ -10,6 +10,7 @@ import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
 import io.helidon.websocket.WsUpgradeException;
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.runtime.auth.Principal;
 
@@ -68,7 +69,7 @@ final class SocketListener implements WsListener {
             } catch (RuntimeException e) {
                 // a fault of ours must not take the socket down with Helidon's generic close
                 LOG.log(java.util.logging.Level.WARNING, "socket message failed", e);
-                connection.send("{\"re\":null,\"err\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
+                connection.sendError(new HyphaException(ErrorCode.INTERNAL, "internal error"));
             }
         }
     }
@@ -76,8 +77,7 @@ final class SocketListener implements WsListener {
     @Override
     public void onMessage(WsSession session, BufferData buffer, boolean last) {
         if (connection != null && connection.isOpen() && last) {
-            connection.send("{\"re\":null,\"err\":{\"code\":\"bad_request\",\"message\":\"binary messages are not"
-                    + " supported; send JSON text\"}}");
+            connection.sendError(HyphaException.badRequest("binary messages are not supported; send JSON text"));
         }
     }
 
