@@ -25,6 +25,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
@@ -253,7 +254,7 @@ final class DefaultHyphaClient implements HyphaClient {
         Link l = connector.current();
         if (l == null && !options.waitForReconnect()) {
             return CompletableFuture.failedFuture(new HyphaException(ErrorCode.UNAVAILABLE, "not connected ("
-                    + connector.lastLoss() + "); reconnecting to " + connector.endpoint().server() + "; " + frame.op()
+                    + connector.lastLoss() + "); reconnecting to " + connector.endpoint().server() + "; " + frame.op().wire()
                     + " was not sent"));
         }
         PendingTable.Entry e = pending.add(frame, timeout, onReply);
@@ -431,7 +432,7 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public CompletableFuture<JsonValue> callAsync(String service, String method, Duration timeout, Object... args) {
-        OutFrame f = OutFrame.to("ws", "call").string("service", service).string("method", method)
+        OutFrame f = OutFrame.to("ws", Op.CALL).string("service", service).string("method", method)
                 .jsonText("args", mapping.toJsonArray(args)).number("timeout_ms", timeout.toMillis());
         // the server answers 'timeout' at timeout_ms; the client's own deadline comes a little later
         return request(f, timeout.plusMillis(250));
@@ -444,7 +445,7 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public List<ServiceInfo> services(Duration timeout) {
-        JsonObject ok = await(request(OutFrame.to("ws", "services"), timeout)).asJsonObject();
+        JsonObject ok = await(request(OutFrame.to("ws", Op.SERVICES), timeout)).asJsonObject();
         List<ServiceInfo> out = new ArrayList<>();
         for (JsonValue s : ok.getJsonArray("services")) {
             JsonObject so = s.asJsonObject();
@@ -484,7 +485,7 @@ final class DefaultHyphaClient implements HyphaClient {
     @Override
     public Duration ping(Duration timeout) {
         long start = System.nanoTime();
-        await(request(OutFrame.socket("ping"), timeout));
+        await(request(OutFrame.socket(Op.PING), timeout));
         return Duration.ofNanos(System.nanoTime() - start);
     }
 

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 
@@ -27,7 +28,7 @@ final class DocHandle implements Doc {
         return client.defaultTimeout();
     }
 
-    private OutFrame op(String op) {
+    private OutFrame op(Op op) {
         return OutFrame.to(target, op);
     }
 
@@ -43,7 +44,7 @@ final class DocHandle implements Doc {
 
     @Override
     public DocValue get(Duration timeout) {
-        return value(DefaultHyphaClient.await(client.request(op("get"), timeout)));
+        return value(DefaultHyphaClient.await(client.request(op(Op.GET), timeout)));
     }
 
     private static DocValue value(JsonValue ok) {
@@ -67,7 +68,7 @@ final class DocHandle implements Doc {
 
     @Override
     public long put(JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.request(op("put").json("value", value), timeout)));
+        return version(DefaultHyphaClient.await(client.request(op(Op.PUT).json("value", value), timeout)));
     }
 
     @Override
@@ -89,7 +90,7 @@ final class DocHandle implements Doc {
     public CompletableFuture<Long> casAsync(long expectedVersion, JsonValue value, Duration timeout) {
         // not resent after a reconnect: a CAS that was applied would then answer 'conflict' for a write
         // that succeeded; the caller gets 'unavailable' (outcome unknown) and reads to find out
-        return client.request(op("cas").number("version", expectedVersion).json("value", value), timeout)
+        return client.request(op(Op.CAS).number("version", expectedVersion).json("value", value), timeout)
                 .thenApply(DocHandle::version);
     }
 
@@ -145,7 +146,7 @@ final class DocHandle implements Doc {
 
     /** {@code floor} null: no floor (the public forms never take null). */
     private CompletableFuture<Increment> incrRequest(String path, BigDecimal delta, BigDecimal floor, Duration timeout) {
-        OutFrame f = op("incr").string("path", path).number("delta", delta);
+        OutFrame f = op(Op.INCR).string("path", path).number("delta", delta);
         if (floor != null) {
             f.number("floor", floor);
         }
@@ -159,7 +160,7 @@ final class DocHandle implements Doc {
 
     @Override
     public long patch(String path, JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.request(op("patch").string("path", path).json("value", value),
+        return version(DefaultHyphaClient.await(client.request(op(Op.PATCH).string("path", path).json("value", value),
                 timeout)));
     }
 
@@ -182,7 +183,7 @@ final class DocHandle implements Doc {
 
     @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op("delete"), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.DOC_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -198,7 +199,7 @@ final class DocHandle implements Doc {
 
         @Override
         CompletableFuture<JsonValue> subscribe(Duration timeout) {
-            return client.request(op("subscribe"), timeout, ok -> {
+            return client.request(op(Op.DOC_SUBSCRIBE), timeout, ok -> {
                 bindFrom(ok);
                 DocValue v = value(ok);
                 lastVersion = v.version();

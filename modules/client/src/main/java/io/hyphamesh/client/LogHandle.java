@@ -15,6 +15,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -35,7 +36,7 @@ final class LogHandle implements Log {
         return client.defaultTimeout();
     }
 
-    private OutFrame op(String op) {
+    private OutFrame op(Op op) {
         return OutFrame.to(target, op);
     }
 
@@ -61,7 +62,7 @@ final class LogHandle implements Log {
 
     @Override
     public CompletableFuture<Long> appendAsync(JsonValue body, Duration timeout) {
-        return client.requestRaw(op("append").json("body", body), timeout, null).thenApply(LogHandle::seq);
+        return client.requestRaw(op(Op.APPEND).json("body", body), timeout, null).thenApply(LogHandle::seq);
     }
 
     @Override
@@ -82,7 +83,7 @@ final class LogHandle implements Log {
     @Override
     public CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
-        return client.requestRaw(op("append").json("body", body).string("producer", producer).number("pseq", pseq),
+        return client.requestRaw(op(Op.APPEND).json("body", body).string("producer", producer).number("pseq", pseq),
                 timeout, null).thenApply(LogHandle::seq);
     }
 
@@ -103,7 +104,7 @@ final class LogHandle implements Log {
 
     @Override
     public CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
-        return client.requestRaw(op("append_all").values("bodies", bodies), timeout, null).thenApply(LogHandle::seq);
+        return client.requestRaw(op(Op.APPEND_ALL).values("bodies", bodies), timeout, null).thenApply(LogHandle::seq);
     }
 
     @Override
@@ -114,7 +115,7 @@ final class LogHandle implements Log {
     @Override
     public long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
-        OutFrame f = op("append_all").values("bodies", bodies).string("producer", producer).number("pseq", pseq);
+        OutFrame f = op(Op.APPEND_ALL).values("bodies", bodies).string("producer", producer).number("pseq", pseq);
         return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::seq));
     }
 
@@ -129,7 +130,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogPage read(long fromSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(op("read").number("from", fromSeq).number("limit", limit),
+        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("from", fromSeq).number("limit", limit),
                 timeout, null)), "next");
     }
 
@@ -140,7 +141,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogPage readBackward(long beforeSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(op("read").number("before", beforeSeq)
+        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("before", beforeSeq)
                 .number("limit", limit), timeout, null)), "before");
     }
 
@@ -168,7 +169,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogInfo info(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op("info"), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.INFO), timeout)).asJsonObject();
         return new LogInfo(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
                 o.getJsonNumber("entries").longValue(), o.getJsonNumber("bytes").longValue());
     }
@@ -199,7 +200,7 @@ final class LogHandle implements Log {
 
     @Override
     public long truncate(long beforeSeq, Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op("truncate").number("before", beforeSeq), timeout))
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.TRUNCATE).number("before", beforeSeq), timeout))
                 .asJsonObject();
         return o.getJsonNumber("first").longValue();
     }
@@ -212,7 +213,7 @@ final class LogHandle implements Log {
     @Override
     public void retention(long maxEntries, Duration maxAge, Duration timeout) {
         OutFrame rule = OutFrame.fields().number("max_entries", maxEntries).number("max_age_seconds", maxAge.toSeconds());
-        DefaultHyphaClient.await(client.request(op("configure").object("retention", rule), timeout));
+        DefaultHyphaClient.await(client.request(op(Op.CONFIGURE).object("retention", rule), timeout));
     }
 
     @Override
@@ -222,7 +223,7 @@ final class LogHandle implements Log {
 
     @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op("delete"), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.LOG_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -247,7 +248,7 @@ final class LogHandle implements Log {
         @Override
         CompletableFuture<JsonValue> subscribe(Duration timeout) {
             consumed = 0;
-            return client.request(op("subscribe").number("since", lastReceived).number("credit", credit), timeout,
+            return client.request(op(Op.LOG_SUBSCRIBE).number("since", lastReceived).number("credit", credit), timeout,
                     this::bindFrom);
         }
 
@@ -285,7 +286,7 @@ final class LogHandle implements Log {
                 int n = consumed;
                 consumed = 0;
                 if (id >= 0) {
-                    client.sendQuietly(OutFrame.socket("credit").number("sub", id).number("n", n));
+                    client.sendQuietly(OutFrame.socket(Op.SOCKET_CREDIT).number("sub", id).number("n", n));
                 }
             }
         }

@@ -82,7 +82,7 @@ final class PendingTable {
     /** Adds a request built by {@code frame}; its id is assigned here. */
     Entry add(OutFrame frame, Duration timeout, Consumer<String> onReply) {
         long id = ids.incrementAndGet();
-        Entry e = new Entry(id, frame.request(id), frame.op(), RetryRules.resendable(frame), onReply, timeout);
+        Entry e = new Entry(id, frame.request(id), frame.op().wire(), RetryRules.resendable(frame), onReply, timeout);
         entries.put(id, e);
         return e;
     }

@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.HyphaException;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -26,7 +27,7 @@ final class PresenceHandle implements Presence {
         this.client = client;
     }
 
-    private static OutFrame op(String op) {
+    private static OutFrame op(Op op) {
         return OutFrame.to("ws", op);
     }
 
@@ -37,7 +38,7 @@ final class PresenceHandle implements Presence {
 
     @Override
     public PresenceMember set(JsonValue meta, Duration timeout) {
-        JsonValue ok = DefaultHyphaClient.await(client.request(op("presence.set").json("meta", meta), timeout));
+        JsonValue ok = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_SET).json("meta", meta), timeout));
         this.meta = meta;
         startHeartbeat();
         return member(ok.asJsonObject());
@@ -67,10 +68,10 @@ final class PresenceHandle implements Presence {
         if (m == null || !client.connected()) {
             return;
         }
-        client.request(op("presence.heartbeat"), BEAT_TIMEOUT).whenComplete((v, e) -> {
+        client.request(op(Op.PRESENCE_HEARTBEAT), BEAT_TIMEOUT).whenComplete((v, e) -> {
             if (e != null && DefaultHyphaClient.unwrap(e).code() == ErrorCode.NOT_FOUND && meta != null) {
                 // the server forgot us (swept while we were away): register again
-                client.request(op("presence.set").json("meta", meta), BEAT_TIMEOUT);
+                client.request(op(Op.PRESENCE_SET).json("meta", meta), BEAT_TIMEOUT);
             }
         });
     }
@@ -81,7 +82,7 @@ final class PresenceHandle implements Presence {
         if (m == null) {
             return null;
         }
-        return client.request(op("presence.set").json("meta", m), client.defaultTimeout());
+        return client.request(op(Op.PRESENCE_SET).json("meta", m), client.defaultTimeout());
     }
 
     @Override
@@ -93,7 +94,7 @@ final class PresenceHandle implements Presence {
     public void leave(Duration timeout) {
         meta = null;
         stopHeartbeat();
-        DefaultHyphaClient.await(client.request(op("presence.leave"), timeout));
+        DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LEAVE), timeout));
     }
 
     @Override
@@ -103,7 +104,7 @@ final class PresenceHandle implements Presence {
 
     @Override
     public List<PresenceMember> list(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op("presence.list"), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LIST), timeout)).asJsonObject();
         return members(o);
     }
 
@@ -143,7 +144,7 @@ final class PresenceHandle implements Presence {
 
         @Override
         CompletableFuture<JsonValue> subscribe(Duration timeout) {
-            return client.request(op("presence.subscribe"), timeout, ok -> {
+            return client.request(op(Op.PRESENCE_SUBSCRIBE), timeout, ok -> {
                 bindFrom(ok);
                 for (PresenceMember m : members(ok.asJsonObject())) {
                     PresenceEvent e = new PresenceEvent("join", m);

@@ -13,6 +13,7 @@ import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonValue;
 
 /**
@@ -43,7 +44,7 @@ final class Provider {
         }
 
         CompletableFuture<JsonValue> sendRegister() {
-            return client.request(OutFrame.to("ws", "register").string("service", service).strings("methods", methods),
+            return client.request(OutFrame.to("ws", Op.REGISTER).string("service", service).strings("methods", methods),
                     client.defaultTimeout());
         }
 
@@ -55,7 +56,7 @@ final class Provider {
         @Override
         public void close() {
             if (services.remove(service, this)) {
-                DefaultHyphaClient.await(client.request(OutFrame.to("ws", "unregister").string("service", service),
+                DefaultHyphaClient.await(client.request(OutFrame.to("ws", Op.UNREGISTER).string("service", service),
                         client.defaultTimeout()));
             }
         }

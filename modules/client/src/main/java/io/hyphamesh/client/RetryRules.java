@@ -1,22 +1,23 @@
 package io.hyphamesh.client;
 
+import java.util.EnumSet;
 import java.util.Set;
+
+import io.hyphamesh.api.Op;
 
 /**
  * Which requests the client sends again on a new socket when the one they went out on dropped
- * before they were answered (their outcome is unknown). Only requests whose repetition cannot
- * change the outcome: reads, {@code ping}, idempotent appends (with a {@code producer}), and
- * writes that set a state rather than add to one. Everything else ({@code call}, a plain
- * {@code append}, {@code put}, {@code cas}, {@code incr}, {@code patch}, {@code delete}) fails
- * with {@code unavailable} "outcome unknown" instead. Subscriptions are not resent: they are
- * restored from their own position. Stateless.
+ * before they were answered (their outcome is unknown): what {@link Op#safeToResend(boolean)}
+ * allows (reads, {@code ping}, registrations, presence, appends with a {@code producer}), except
+ * the requests the client restores by itself or that name a socket's subscription ids, which mean
+ * nothing on another socket. Everything else fails with {@code unavailable} "outcome unknown".
+ * Stateless.
  */
 final class RetryRules {
-    /** Ops safe to send twice, whatever their fields (docs/PROTOCOL.md, "Reconnect and resume"). */
-    private static final Set<String> SAFE = Set.of("read", "info", "get", "services", "presence.list", "ping",
-            "register", "unregister", "presence.set", "presence.leave", "truncate", "configure");
-    /** Ops safe to send twice only when they carry a producer and its sequence. */
-    private static final Set<String> SAFE_WITH_PRODUCER = Set.of("append", "append_all");
+    /** Subscriptions are restored from their own position; credit and unsubscribe name the old socket's ids. */
+    private static final Set<Op> NOT_BY_RESEND = EnumSet.of(Op.LOG_SUBSCRIBE, Op.DOC_SUBSCRIBE, Op.PRESENCE_SUBSCRIBE,
+            Op.SOCKET_CREDIT, Op.SOCKET_UNSUBSCRIBE, Op.LOG_CREDIT, Op.LOG_UNSUBSCRIBE, Op.DOC_CREDIT,
+            Op.DOC_UNSUBSCRIBE, Op.WS_CREDIT, Op.WS_UNSUBSCRIBE, Op.PRESENCE_HEARTBEAT);
 
     private RetryRules() {
     }
@@ -26,7 +27,7 @@ final class RetryRules {
         return resendable(frame.op(), frame.hasProducer());
     }
 
-    static boolean resendable(String op, boolean hasProducer) {
-        return SAFE.contains(op) || (hasProducer && SAFE_WITH_PRODUCER.contains(op));
+    static boolean resendable(Op op, boolean hasProducer) {
+        return op.safeToResend(hasProducer) && !NOT_BY_RESEND.contains(op);
     }
 }

@@ -7,6 +7,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonValue;
 
@@ -117,7 +118,7 @@ abstract class SubscriptionBase implements Subscription {
         closeQuietly();
         if (id >= 0) {
             client.unbind(id);
-            client.sendQuietly(OutFrame.socket("unsubscribe").number("sub", id));
+            client.sendQuietly(OutFrame.socket(Op.SOCKET_UNSUBSCRIBE).number("sub", id));
         }
     }
 }

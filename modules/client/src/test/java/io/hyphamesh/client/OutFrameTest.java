@@ -11,6 +11,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
@@ -18,13 +19,13 @@ class OutFrameTest {
 
     @Test
     void aRequestIsExactJsonWithItsIdFirst() {
-        OutFrame f = OutFrame.to("log:chat", "append").json("body", JsonText.parse("{\"text\":\"hi\",\"n\":1.50}"));
+        OutFrame f = OutFrame.to("log:chat", Op.APPEND).json("body", JsonText.parse("{\"text\":\"hi\",\"n\":1.50}"));
         assertEquals("{\"id\":7,\"to\":\"log:chat\",\"op\":\"append\",\"body\":{\"text\":\"hi\",\"n\":1.50}}", f.request(7));
     }
 
     @Test
     void valuesAreEscapedAndNumbersKeepTheirExactText() {
-        OutFrame f = OutFrame.to("doc:w", "incr").string("path", "/a\"b\\c\n\u0001").number("delta", new BigDecimal("-0.10"))
+        OutFrame f = OutFrame.to("doc:w", Op.INCR).string("path", "/a\"b\\c\n\u0001").number("delta", new BigDecimal("-0.10"))
                 .number("floor", 0);
         JsonObject o = JsonText.parseObject(f.request(1));
         assertEquals("/a\"b\\c\n\u0001", o.getString("path"));
@@ -34,27 +35,27 @@ class OutFrameTest {
     @Test
     void socketOpsHaveNoTarget() {
         assertEquals("{\"id\":3,\"op\":\"credit\",\"sub\":9,\"n\":500}",
-                OutFrame.socket("credit").number("sub", 9).number("n", 500).request(3));
+                OutFrame.socket(Op.SOCKET_CREDIT).number("sub", 9).number("n", 500).request(3));
     }
 
     @Test
     void listsAndNestedObjects() {
-        OutFrame f = OutFrame.to("ws", "register").string("service", "calc").strings("methods", List.of("add", "mul"));
+        OutFrame f = OutFrame.to("ws", Op.REGISTER).string("service", "calc").strings("methods", List.of("add", "mul"));
         assertEquals("{\"id\":1,\"to\":\"ws\",\"op\":\"register\",\"service\":\"calc\",\"methods\":[\"add\",\"mul\"]}",
                 f.request(1));
-        OutFrame c = OutFrame.to("log:l", "configure").object("retention",
+        OutFrame c = OutFrame.to("log:l", Op.CONFIGURE).object("retention",
                 OutFrame.fields().number("max_entries", 10).number("max_age_seconds", 0));
         assertEquals("{\"id\":2,\"to\":\"log:l\",\"op\":\"configure\",\"retention\":{\"max_entries\":10,\"max_age_seconds\":0}}",
                 c.request(2));
         assertEquals("{\"id\":4,\"to\":\"log:l\",\"op\":\"append_all\",\"bodies\":[1,\"x\",null]}",
-                OutFrame.to("log:l", "append_all").values("bodies", List.of(JsonText.parse("1"), JsonText.parse("\"x\""),
+                OutFrame.to("log:l", Op.APPEND_ALL).values("bodies", List.of(JsonText.parse("1"), JsonText.parse("\"x\""),
                         JsonText.parse("null"))).request(4));
     }
 
     @Test
     void theProducerFieldMarksAnIdempotentAppend() {
-        assertFalse(OutFrame.to("log:l", "append").json("body", JsonText.parse("1")).hasProducer());
-        assertTrue(OutFrame.to("log:l", "append").json("body", JsonText.parse("1")).string("producer", "p")
+        assertFalse(OutFrame.to("log:l", Op.APPEND).json("body", JsonText.parse("1")).hasProducer());
+        assertTrue(OutFrame.to("log:l", Op.APPEND).json("body", JsonText.parse("1")).string("producer", "p")
                 .number("pseq", 1).hasProducer());
     }
 

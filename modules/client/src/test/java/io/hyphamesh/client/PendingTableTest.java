@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.Op;
 import org.junit.jupiter.api.Test;
 
 class PendingTableTest {
@@ -24,7 +25,7 @@ class PendingTableTest {
     private final Object linkB = new Object();
 
     private PendingTable.Entry append(boolean idempotent) {
-        OutFrame f = OutFrame.to("log:l", "append").json("body", JsonText.parse("1"));
+        OutFrame f = OutFrame.to("log:l", Op.APPEND).json("body", JsonText.parse("1"));
         if (idempotent) {
             f.string("producer", "p").number("pseq", 1);
         }
@@ -57,7 +58,7 @@ class PendingTableTest {
     void aLostSocketFailsWhatMayNotBeRepeatedAndKeepsTheRest() throws Exception {
         PendingTable.Entry plain = append(false);
         PendingTable.Entry idempotent = append(true);
-        PendingTable.Entry read = table.add(OutFrame.to("log:l", "read").number("from", 1).number("limit", 10), LONG, null);
+        PendingTable.Entry read = table.add(OutFrame.to("log:l", Op.READ).number("from", 1).number("limit", 10), LONG, null);
         PendingTable.Entry notYetSent = append(false);
         for (PendingTable.Entry e : List.of(plain, idempotent, read)) {
             assertTrue(e.markSent(linkA));
@@ -85,8 +86,8 @@ class PendingTableTest {
 
     @Test
     void theSweepTimesOutOnlyWhatIsDue() throws Exception {
-        PendingTable.Entry soon = table.add(OutFrame.socket("ping"), Duration.ofMillis(10), null);
-        PendingTable.Entry later = table.add(OutFrame.socket("ping"), LONG, null);
+        PendingTable.Entry soon = table.add(OutFrame.socket(Op.PING), Duration.ofMillis(10), null);
+        PendingTable.Entry later = table.add(OutFrame.socket(Op.PING), LONG, null);
         assertEquals(0, table.expire(System.nanoTime() - 1_000_000_000L));
         assertEquals(1, table.expire(System.nanoTime() + Duration.ofMillis(20).toNanos()));
         HyphaException e = failure(soon);
