@@ -1,5 +1,6 @@
 package io.hyphamesh.client;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -66,10 +67,20 @@ final class Events {
         }
     }
 
-    /** Delivers what is queued (the final {@code CLOSED} included), then ends the thread. */
+    /**
+     * Delivers what is queued (the final {@code CLOSED} included), then ends the thread; waits up
+     * to 2 s for that unless called from a listener.
+     */
     void stop() {
         stopping = true;
         queue.add(() -> { });
+        if (!onEventThread()) {
+            try {
+                thread.join(Duration.ofSeconds(2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     boolean onEventThread() {

@@ -88,7 +88,11 @@ public final class Service {
         };
     }
 
-    /** A method with no argument. @param <R> the result type */
+    /**
+     * A method with no argument.
+     *
+     * @param <R> the result type
+     */
     @FunctionalInterface
     public interface Method0<R> {
         /**
@@ -100,7 +104,12 @@ public final class Service {
         R apply() throws Exception;
     }
 
-    /** A method with one argument. @param <A> the argument type @param <R> the result type */
+    /**
+     * A method with one argument.
+     *
+     * @param <A> the argument type
+     * @param <R> the result type
+     */
     @FunctionalInterface
     public interface Method1<A, R> {
         /**
@@ -113,7 +122,13 @@ public final class Service {
         R apply(A a) throws Exception;
     }
 
-    /** A method with two arguments. @param <A> first @param <B> second @param <R> the result type */
+    /**
+     * A method with two arguments.
+     *
+     * @param <A> the first argument type
+     * @param <B> the second argument type
+     * @param <R> the result type
+     */
     @FunctionalInterface
     public interface Method2<A, B, R> {
         /**
@@ -127,7 +142,14 @@ public final class Service {
         R apply(A a, B b) throws Exception;
     }
 
-    /** A method with three arguments. @param <A> first @param <B> second @param <C> third @param <R> the result type */
+    /**
+     * A method with three arguments.
+     *
+     * @param <A> the first argument type
+     * @param <B> the second argument type
+     * @param <C> the third argument type
+     * @param <R> the result type
+     */
     @FunctionalInterface
     public interface Method3<A, B, C, R> {
         /**

@@ -28,11 +28,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * drop the TCP connection without a close frame. A test peer, not a model of the server: the
  * client under test runs its real transport against it. Thread-safe.
  */
-final class StandInServer implements AutoCloseable {
+public final class StandInServer implements AutoCloseable {
     private static final String GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
     /** What to do with a new socket. */
-    interface OnConnect {
+    public interface OnConnect {
         void accept(Peer peer) throws IOException;
     }
 
@@ -41,6 +41,7 @@ final class StandInServer implements AutoCloseable {
     private final List<Peer> peers = new CopyOnWriteArrayList<>();
     private final AtomicInteger connects = new AtomicInteger();
     private final Thread acceptor;
+    private volatile String redirectHttpTo;
 
     private StandInServer(OnConnect onConnect) throws IOException {
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -49,25 +50,34 @@ final class StandInServer implements AutoCloseable {
     }
 
     /** A server that accepts the upgrade, says hello and then runs {@code onConnect} for each socket. */
-    static StandInServer start(OnConnect onConnect) throws IOException {
+    public static StandInServer start(OnConnect onConnect) throws IOException {
         return new StandInServer(onConnect);
     }
 
-    int port() {
+    /**
+     * Answers every plain HTTP request (not an upgrade) with {@code 307} to the same path on
+     * {@code base}, as a cluster server that does not own the workspace does.
+     */
+    public StandInServer redirectHttpTo(String base) {
+        this.redirectHttpTo = base;
+        return this;
+    }
+
+    public int port() {
         return server.getLocalPort();
     }
 
     /** The server's base URL, as a "moved" close names it. */
-    String base() {
+    public String base() {
         return "http://127.0.0.1:" + port();
     }
 
-    URI workspace(String ws) {
+    public URI workspace(String ws) {
         return URI.create(base() + "/v1/workspaces/" + ws);
     }
 
     /** Sockets accepted so far. */
-    int connects() {
+    public int connects() {
         return connects.get();
     }
 
@@ -85,7 +95,7 @@ final class StandInServer implements AutoCloseable {
     private void serve(Socket s) {
         try {
             Peer p = new Peer(s);
-            if (!p.upgrade()) {
+            if (!p.upgrade(redirectHttpTo)) {
                 return;
             }
             connects.incrementAndGet();
@@ -107,7 +117,7 @@ final class StandInServer implements AutoCloseable {
     }
 
     /** One accepted socket. */
-    static final class Peer {
+    public static final class Peer {
         private final Socket socket;
         private final InputStream in;
         private final OutputStream out;
@@ -120,8 +130,9 @@ final class StandInServer implements AutoCloseable {
             this.out = socket.getOutputStream();
         }
 
-        private boolean upgrade() throws IOException {
+        private boolean upgrade(String redirect) throws IOException {
             String key = null;
+            String target = "/";
             StringBuilder line = new StringBuilder();
             int c;
             boolean first = true;
@@ -132,6 +143,10 @@ final class StandInServer implements AutoCloseable {
                     if (l.isEmpty() && !first) {
                         break;
                     }
+                    if (first) {
+                        String[] parts = l.split(" ");
+                        target = parts.length > 1 ? parts[1] : "/";
+                    }
                     first = false;
                     int colon = l.indexOf(':');
                     if (colon > 0 && l.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals("sec-websocket-key")) {
@@ -140,6 +155,13 @@ final class StandInServer implements AutoCloseable {
                 } else {
                     line.append((char) c);
                 }
+            }
+            if (key == null && redirect != null) {
+                out.write(("HTTP/1.1 307 Temporary Redirect\r\nLocation: " + redirect + target
+                        + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                socket.close();
+                return false;
             }
             if (key == null) {
                 out.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -233,19 +255,19 @@ final class StandInServer implements AutoCloseable {
         }
 
         /** Sends a text message. */
-        void send(String text) throws IOException {
+        public void send(String text) throws IOException {
             frame(1, text.getBytes(StandardCharsets.UTF_8));
         }
 
         /** Sends the hello of workspace {@code ws} for client {@code client}. */
-        void hello(String ws, String client) throws IOException {
+        public void hello(String ws, String client) throws IOException {
             send("{\"hello\":{\"protocol\":1,\"session\":1,\"workspace\":\"" + ws + "\",\"client\":\"" + client
                     + "\",\"permission\":\"read_write\",\"expires_at\":null,\"limits\":{\"max_frame_bytes\":1048576,"
                     + "\"heartbeat_ms\":5000}}}");
         }
 
         /** The next message from the client, waiting at most {@code seconds}. */
-        String next(long seconds) throws InterruptedException {
+        public String next(long seconds) throws InterruptedException {
             String m = received.poll(seconds, TimeUnit.SECONDS);
             if (m == null) {
                 throw new AssertionError("the client sent nothing within " + seconds + " s");
@@ -254,7 +276,7 @@ final class StandInServer implements AutoCloseable {
         }
 
         /** Sends a close frame with {@code code} and {@code reason}, then ends the TCP connection. */
-        void close(int code, String reason) throws IOException {
+        public void close(int code, String reason) throws IOException {
             byte[] r = reason.getBytes(StandardCharsets.UTF_8);
             byte[] p = new byte[2 + r.length];
             p[0] = (byte) (code >> 8);
@@ -270,7 +292,7 @@ final class StandInServer implements AutoCloseable {
         }
 
         /** Ends the TCP connection at once, with no close frame (a reset). */
-        void drop() {
+        public void drop() {
             try {
                 socket.setSoLinger(true, 0);
                 socket.close();
@@ -280,7 +302,7 @@ final class StandInServer implements AutoCloseable {
         }
 
         /** The close code the client sent, or -1. */
-        int closeCode() {
+        public int closeCode() {
             return closeCode;
         }
     }
