@@ -32,22 +32,21 @@ public final class Rpc {
              HyphaClient consumer = HyphaClient.connect(URI.create(args[0]), args[1])) {
             // snippet:rpc
             Greeter greeter = new Greeter();
-            Service greetings = Service.builder("greetings")
+            provider.register(Service.builder("greetings")
                     .method("greet", String.class, greeter::greet)      // no reflection: nothing to export or open
                     .method("count", List.class, names -> names.size())
-                    .build();
-            try (ServiceRegistration r = provider.register(greetings);
-                 ServiceRegistration raw = provider.register("echo", List.of("say"), call -> {
-                     if (call.args().asJsonArray().isEmpty()) {
-                         throw HyphaException.badRequest("say what?");      // the caller gets bad_request
-                     }
-                     return call.args().asJsonArray().get(0);
-                 })) {
-                System.out.println(consumer.call("greetings", "greet", String.class, "ann"));
-                System.out.println(consumer.call("greetings", "count", Integer.class, List.of("a", "b")));
-                JsonValue said = consumer.call("echo", "say", Json.createValue("hi"));
-                System.out.println(said);
-            }
+                    .build());
+            ServiceRegistration echo = provider.register("echo", List.of("say"), call -> {   // arguments as JSON
+                if (call.args().asJsonArray().isEmpty()) {
+                    throw HyphaException.badRequest("say what?");          // the caller gets bad_request
+                }
+                return call.args().asJsonArray().get(0);
+            });
+            System.out.println(consumer.call("greetings", "greet", String.class, "ann"));
+            System.out.println(consumer.call("greetings", "count", Integer.class, List.of("a", "b")));
+            JsonValue said = consumer.call("echo", "say", Json.createValue("hi"));
+            System.out.println(said);
+            echo.close();                                               // unregisters
             // end:rpc
         }
     }

@@ -27,20 +27,20 @@ public final class Subscriptions {
             Log events = c.log("events");
             events.appendAll(List.of(Json.createValue("a"), Json.createValue("b")));
             CountDownLatch three = new CountDownLatch(3);
-            try (Subscription s = events.subscribe(0, e -> {            // its own thread, in order, never twice
+            Subscription s = events.subscribe(0, e -> {                 // its own thread, in order, never twice
                 System.out.println(e.seq() + " " + e.body());
                 three.countDown();
-            })) {
-                events.append(Json.createValue("c"));                    // the replay hands over to the live tail
-                three.await(10, TimeUnit.SECONDS);
-            }
+            });
+            events.append(Json.createValue("c"));                        // the replay hands over to the live tail
+            three.await(10, TimeUnit.SECONDS);
+            s.close();
             CountDownLatch snapshot = new CountDownLatch(1);
-            try (Subscription d = c.doc("settings").subscribe(ev -> {   // a snapshot first, then each version
+            Subscription d = c.doc("settings").subscribe(ev -> {        // a snapshot first, then each version
                 System.out.println("doc " + ev.op() + " at version " + ev.version() + ": " + ev.value());
                 snapshot.countDown();
-            })) {
-                snapshot.await(10, TimeUnit.SECONDS);
-            }
+            });
+            snapshot.await(10, TimeUnit.SECONDS);
+            d.close();
             // end:subscribe
         }
     }

@@ -18,7 +18,7 @@ import io.hyphamesh.client.ClientOptions;
 import io.hyphamesh.client.ConnectionState;
 import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.Service;
-import io.hyphamesh.client.StandInServer;
+import io.hyphamesh.client.testing.StandInServer;
 import io.hyphamesh.client.UploadOptions;
 import jakarta.json.Json;
 import org.awaitility.Awaitility;

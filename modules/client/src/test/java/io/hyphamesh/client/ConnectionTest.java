@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.client.testing.StandInServer;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonText;

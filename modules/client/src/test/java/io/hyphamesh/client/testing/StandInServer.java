@@ -1,4 +1,4 @@
-package io.hyphamesh.client;
+package io.hyphamesh.client.testing;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
