@@ -41,6 +41,7 @@ class ClusterKillTest {
             load.forEach(ClusterWorkload::start);
             List<Long> failovers = new ArrayList<>();
             for (int k = 1; k <= kills; k++) {
+                cluster.awaitBalanced(Duration.ofSeconds(60));
                 Awaitility.await("every workspace acknowledges writes").atMost(Duration.ofSeconds(30))
                         .until(() -> load.stream().allMatch(w -> w.firstAckAfter(System.nanoTime() - 1_000_000_000L) >= 0));
                 ClusterProcesses.Node victim = cluster.busiest();

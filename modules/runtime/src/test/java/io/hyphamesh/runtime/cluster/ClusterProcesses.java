@@ -192,10 +192,27 @@ final class ClusterProcesses implements AutoCloseable {
                 });
     }
 
+    /** Waits until every partition is owned and the live servers hold about as many each (the rebalance ended). */
+    void awaitBalanced(Duration within) {
+        Awaitility.await("partitions owned and balanced").atMost(within).pollInterval(Duration.ofMillis(200))
+                .ignoreExceptions().until(() -> {
+                    Map<Integer, String> o = owners();
+                    if (o.size() != partitions || o.values().stream().anyMatch(id -> id == null || !node(id).alive())) {
+                        return false;
+                    }
+                    Map<String, Integer> count = new TreeMap<>();
+                    nodes.stream().filter(Node::alive).forEach(n -> count.put(n.id, 0));
+                    o.values().forEach(id -> count.merge(id, 1, Integer::sum));
+                    int max = count.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+                    int min = count.values().stream().mapToInt(Integer::intValue).min().orElse(0);
+                    return max - min <= 1;
+                });
+    }
+
     /** The live server owning the most partitions. */
     Node busiest() {
         Map<String, Integer> count = new TreeMap<>();
-        owners().values().forEach(id -> count.merge(id, 1, Integer::sum));
+        owners().values().stream().filter(java.util.Objects::nonNull).forEach(id -> count.merge(id, 1, Integer::sum));
         String id = count.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
         return node(id);
     }
