@@ -13,6 +13,8 @@ import java.util.Optional;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.api.Permission;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * The reads both stores share: plain SQL over the tables of {@link Dialect#baseTables}. Each
@@ -138,7 +140,7 @@ final class Queries {
         PreparedStatement edge = st.prepare("SELECT first_seq, last_seq, data, big FROM log_chunks"
                 + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? AND (first_seq < ? OR last_seq > ?)");
         long[][] windows = {{from - Chunks.MAX_ENTRIES, Math.min(from, to)}, {Math.max(from, to - Chunks.MAX_ENTRIES), to}};
-        java.util.Set<Long> counted = new java.util.HashSet<>();
+        Set<Long> counted = new HashSet<>();
         for (long[] w : windows) {
             edge.setLong(1, objectId);
             edge.setLong(2, w[0]);
