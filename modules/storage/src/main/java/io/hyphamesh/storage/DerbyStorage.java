@@ -77,7 +77,7 @@ final class DerbyStorage implements Storage {
         }
     }
 
-    private static void configureDerby(StorageConfig config, Path dbDir) {
+    static void configureDerby(StorageConfig config, Path dbDir) {
         // Derby reads these once per JVM when the engine boots; later stores in the same JVM share them.
         setIfAbsent("derby.stream.error.file", dbDir.resolve("derby.log").toAbsolutePath().toString());
         setIfAbsent("derby.infolog.append", "true");

@@ -178,6 +178,11 @@ final class PostgresStorage implements Storage, Partitions {
         return c;
     }
 
+    /** A new autocommit connection to the database, for the caller to close (the migration's writer). */
+    Connection openConnection() throws SQLException {
+        return connect(url, props);
+    }
+
     private Connection openWriter() throws SQLException {
         return openWriter(url, props, config);
     }
