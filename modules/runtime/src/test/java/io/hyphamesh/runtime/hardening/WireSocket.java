@@ -32,6 +32,8 @@ public final class WireSocket implements AutoCloseable {
     private final DataInputStream in;
     private final OutputStream out;
     private final String upgradeAnswer;
+    /** The code of a close frame that {@link #awaitText} met (it stops there); 0 before. */
+    private int closeCode;
 
     /** A frame from the server. */
     public record Frame(boolean fin, int op, byte[] payload) {
@@ -168,7 +170,10 @@ public final class WireSocket implements AutoCloseable {
         }
     }
 
-    /** The next text frame matching {@code p} within {@code millis} (other frames are skipped), or null. */
+    /**
+     * The next text frame matching {@code p} within {@code millis} (other frames are skipped), or
+     * null; a close frame ends the wait (its code is then what {@link #awaitClose} answers).
+     */
     public String awaitText(Predicate<String> p, long millis) {
         long deadline = System.nanoTime() + millis * 1_000_000;
         while (true) {
@@ -178,6 +183,10 @@ public final class WireSocket implements AutoCloseable {
             }
             Frame f = next(left);
             if (f == null) {
+                return null;
+            }
+            if (f.op() == OP_CLOSE) {
+                closeCode = f.closeCode();
                 return null;
             }
             if (f.op() == OP_TEXT && p.test(f.text())) {
@@ -200,6 +209,9 @@ public final class WireSocket implements AutoCloseable {
      * connection ended without one; {@code 0} when nothing ended within {@code millis}.
      */
     public int awaitClose(long millis) {
+        if (closeCode != 0) {
+            return closeCode;
+        }
         long deadline = System.nanoTime() + millis * 1_000_000;
         while (true) {
             long left = (deadline - System.nanoTime()) / 1_000_000;
