@@ -6,9 +6,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.StandardSocketOptions;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.logging.Level;
@@ -22,16 +24,19 @@ import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
 import io.hyphamesh.runtime.auth.TokenService;
+import io.hyphamesh.runtime.cluster.ClusterWiring;
+import io.hyphamesh.runtime.cluster.SharedSecrets;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.Backup;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.runtime.http.ArtifactRoutes;
+import io.hyphamesh.runtime.http.ClusterRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
 import io.hyphamesh.runtime.metrics.Metrics;
-import io.hyphamesh.runtime.objects.Objects;
+import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
 import io.hyphamesh.runtime.transport.WsUpgrade;
 import io.hyphamesh.storage.Storage;
@@ -54,12 +59,15 @@ public final class HyphaServer implements AutoCloseable {
     private final WebServer web;
     private final ArtifactStore artifacts;
     private final ArtifactJanitor janitor;
+    private final Optional<ClusterWiring> cluster;
     private final DataDirLock lock;
     private volatile boolean running;
 
     private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
                         Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor,
-                        DataDirLock lock) {
+                        Optional<ClusterWiring> cluster, DataDirLock lock) {
+        this.cluster = cluster;
+        this.lock = lock;
         this.config = config;
         this.storage = storage;
         this.metrics = metrics;
@@ -69,7 +77,6 @@ public final class HyphaServer implements AutoCloseable {
         this.web = web;
         this.artifacts = artifacts;
         this.janitor = janitor;
-        this.lock = lock;
     }
 
     /**
@@ -93,29 +100,27 @@ public final class HyphaServer implements AutoCloseable {
 
     /** The wiring after the lock; what it opens goes on {@code undo}, closed in reverse if it fails. */
     private static HyphaServer startLocked(HyphaConfig config, Path dataDir, DataDirLock lock, Deque<AutoCloseable> undo) {
-        // the store signs its URLs with the public URL, whose default names the port: with port 0 that
-        // is known only once bound, so the store then opens after the listener (health is DOWN until then);
-        // otherwise it is wired beside storage (jclouds' Guice and Derby's boot overlap)
-        boolean bindFirst = config.intValue("port") == 0 && config.optional("public-url").isEmpty();
-        CompletableFuture<ArtifactStore> early = bindFirst ? null
-                : CompletableFuture.supplyAsync(() -> ArtifactWiring.open(config, dataDir, config.intValue("port")),
-                        runnable -> Thread.ofVirtual().name("hypha-blob-wiring").start(runnable));
-        if (early != null) {
-            undo.push(() -> early.thenAccept(ArtifactStore::close).exceptionally(t -> null).join());
-        }
-        Storage storage = openStorage(config, dataDir);
+        CompletableFuture<ArtifactStore> early = openArtifactsEarly(config, dataDir, undo);
+        Optional<ClusterWiring> cluster = ClusterWiring.of(config);
+        Storage storage = openStorage(config, dataDir, cluster);
         undo.push(storage);
+        int[] webPort = {config.intValue("port")};
         Metrics metrics = metrics(storage);
+        if (cluster.isPresent()) {
+            // every member signs and checks with the cluster's keys, kept in the shared database
+            SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
+        }
         TokenService tokens = TokenService.create(dataDir, config.optional("root-token"),
                 config.duration("tokens.clock-leeway"));
-        ObjectHost host = ObjectHost.create(storage, config, metrics, Objects::create);
+        ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
         ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                 config.duration("tokens.max-ttl"));
         Transport transport = new Transport(host, control, config, metrics);
         undo.push(transport);
+        cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
         ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
-        WebServer web = webServer(config, routing(config, dataDir, storage, metrics, host, control, transport,
-                artifactRoutes), transport);
+        WebServer web = webServer(config, routing(config, dataDir, storage, metrics, control, host, transport,
+                artifactRoutes, cluster, webPort), transport);
         host.start();
         undo.push(host::close);
         web.start();
@@ -125,6 +130,10 @@ public final class HyphaServer implements AutoCloseable {
             throw new IllegalStateException("cannot listen on " + config.string("host") + ":" + config.intValue("port")
                     + " (address in use?)");
         }
+        webPort[0] = web.port();
+        if (cluster.isPresent()) {
+            cluster.get().join(web.port(), storage, host, transport, control, metrics);
+        }
         ArtifactStore artifacts = early != null ? joinStartup(early) : ArtifactWiring.open(config, dataDir, web.port());
         if (early == null) {
             undo.push(artifacts);
@@ -132,7 +141,7 @@ public final class HyphaServer implements AutoCloseable {
         ArtifactJanitor janitor = ArtifactJanitor.start(artifacts);
         artifactRoutes.attach(artifacts, janitor::uploadOpened);
         HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
-                janitor, lock);
+                janitor, cluster, lock);
         server.running = true;
         LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port() + " (data: " + dataDir + ")");
         return server;
@@ -160,15 +169,42 @@ public final class HyphaServer implements AutoCloseable {
         }
     }
 
-    private static Storage openStorage(HyphaConfig config, Path dataDir) {
-        return Storage.open(StorageConfig.builder()
+    /**
+     * The blob store signs its URLs with the public URL, whose default names the port: with port 0
+     * that is known only once bound, so the store then opens after the listener (null here; health
+     * is DOWN until then). Otherwise it is wired on a thread of its own beside storage, so jclouds'
+     * Guice and Derby's boot overlap.
+     */
+    private static CompletableFuture<ArtifactStore> openArtifactsEarly(HyphaConfig config, Path dataDir,
+                                                                       Deque<AutoCloseable> undo) {
+        if (config.intValue("port") == 0 && config.optional("public-url").isEmpty()) {
+            return null;
+        }
+        CompletableFuture<ArtifactStore> early = CompletableFuture.supplyAsync(
+                () -> ArtifactWiring.open(config, dataDir, config.intValue("port")),
+                runnable -> Thread.ofVirtual().name("hypha-blob-wiring").start(runnable));
+        undo.push(() -> early.thenAccept(ArtifactStore::close).exceptionally(t -> null).join());
+        return early;
+    }
+
+    private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
+        StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
                 .pageCacheSize(config.intValue("storage.page-cache"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
-                .build());
+                // PostgreSQL when storage.url is set (the rest is ignored by Derby)
+                .url(config.string("storage.url"))
+                .user(config.string("storage.user"))
+                .password(config.string("storage.password"))
+                .committers(config.intValue("storage.committers"))
+                .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
+                .partitions(config.intValue("cluster.partitions"));
+        config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
+        cluster.ifPresent(c -> c.configure(storageConfig));
+        return Storage.open(storageConfig.build());
     }
 
     /** The reference report's cost signals, present from the start. */
@@ -190,11 +226,15 @@ public final class HyphaServer implements AutoCloseable {
     }
 
     private static HttpRouting.Builder routing(HyphaConfig config, Path dataDir, Storage storage, Metrics metrics,
-                                               ObjectHost host, ControlPlane control, Transport transport,
-                                               ArtifactRoutes artifactRoutes) {
+                                               ControlPlane control, ObjectHost host, Transport transport,
+                                               ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
+                                               int[] webPort) {
         return HttpRouting.builder()
                 .addFilter(HttpSupport.framingFilter())
                 .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                // before the control routes: in cluster mode it sends object routes to their owner
+                .register(new ClusterRoutes(control, storage.partitions(), cluster,
+                        () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                 .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                         artifactRoutes::deleteWorkspace)
                         .backups(target -> Backup.run(storage, dataDir, target)))
@@ -239,6 +279,17 @@ public final class HyphaServer implements AutoCloseable {
                 cause.addSuppressed(e);
             }
         }
+    }
+
+    /** The base URL clients reach this server at: {@code public-url}, else {@code http://host:port}. */
+    private static String publicUrl(HyphaConfig config, int[] port) {
+        return config.optional("public-url").filter(u -> !u.isBlank())
+                .orElse("http://" + config.string("host") + ":" + port[0]);
+    }
+
+    /** Cluster mode's wiring, when this server is a cluster member. */
+    public Optional<ClusterWiring> cluster() {
+        return cluster;
     }
 
     /** The port the server listens on. */
@@ -291,6 +342,8 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
+        // a cluster member first hands its partitions over (their sockets move, their objects commit)
+        cluster.ifPresent(ClusterWiring::close);
         try {
             transport.close();
             host.close();

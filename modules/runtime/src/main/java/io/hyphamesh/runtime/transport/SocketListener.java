@@ -6,10 +6,10 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
-import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
 import io.helidon.websocket.WsUpgradeException;
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.runtime.auth.Principal;
 
@@ -54,11 +54,8 @@ final class SocketListener implements WsListener {
 
     @Override
     public void onOpen(WsSession session) {
+        // null: refused, and the session already closed with the reason (moved, full, shutting down)
         connection = transport.open(principal, workspace, session);
-        if (connection == null) {
-            session.close(WsCloseCodes.TRY_AGAIN_LATER, transport.closing() ? "server is shutting down"
-                    : "too many sockets on this workspace");
-        }
     }
 
     @Override
@@ -74,7 +71,7 @@ final class SocketListener implements WsListener {
             } catch (RuntimeException e) {
                 // a fault of ours must not take the socket down with Helidon's generic close
                 LOG.log(java.util.logging.Level.WARNING, "socket message failed", e);
-                connection.send("{\"re\":null,\"err\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
+                connection.sendError(new HyphaException(ErrorCode.INTERNAL, "internal error"));
             }
         }
     }
@@ -82,8 +79,7 @@ final class SocketListener implements WsListener {
     @Override
     public void onMessage(WsSession session, BufferData buffer, boolean last) {
         if (connection != null && connection.isOpen() && last) {
-            connection.send("{\"re\":null,\"err\":{\"code\":\"bad_request\",\"message\":\"binary messages are not"
-                    + " supported; send JSON text\"}}");
+            connection.sendError(HyphaException.badRequest("binary messages are not supported; send JSON text"));
         }
     }
 
