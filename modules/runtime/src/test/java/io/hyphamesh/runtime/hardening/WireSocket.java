@@ -34,6 +34,7 @@ public final class WireSocket implements AutoCloseable {
     private final String upgradeAnswer;
     /** The code of a close frame that {@link #awaitText} met (it stops there); 0 before. */
     private int closeCode;
+    private boolean eof;
 
     /** A frame from the server. */
     public record Frame(boolean fin, int op, byte[] payload) {
@@ -148,6 +149,7 @@ public final class WireSocket implements AutoCloseable {
             socket.setSoTimeout((int) Math.max(1, millis));
             int b0 = in.read();
             if (b0 < 0) {
+                eof = true;
                 return null;
             }
             int b1 = in.readUnsignedByte();
@@ -166,8 +168,14 @@ public final class WireSocket implements AutoCloseable {
         } catch (SocketTimeoutException e) {
             return null;
         } catch (IOException e) {
+            eof = true;
             return null;
         }
+    }
+
+    /** True once a read met the end of the connection (FIN, RST), not just a timeout. */
+    public boolean ended() {
+        return eof;
     }
 
     /**
