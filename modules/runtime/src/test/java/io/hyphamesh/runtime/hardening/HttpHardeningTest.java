@@ -115,6 +115,14 @@ class HttpHardeningTest {
     }
 
     @Test
+    void theRootClientIdCannotBeMinted() {
+        RawHttp.Answer a = post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read\",\"client_id\":\"root\"}".getBytes(StandardCharsets.UTF_8));
+        assertTyped(a, 400, "bad_request", "minting client_id root");
+        assertTrue(a.body().contains("reserved"), a.body());
+    }
+
+    @Test
     void bodyThatIsNotUtf8IsRefused() {
         byte[] body = {'{', '"', 'n', 'a', 'm', 'e', '"', ':', '"', 'a', (byte) 0xC0, (byte) 0xAF, '"', '}'};
         assertTyped(post("/v1/workspaces", TestServer.ROOT, body), 400, "bad_request", "invalid UTF-8 body");
