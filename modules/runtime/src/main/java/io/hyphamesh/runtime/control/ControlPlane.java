@@ -263,6 +263,10 @@ public final class ControlPlane {
                                     String clientId) {
         Names.checkWorkspace(workspace);
         Names.check("client_id", clientId);
+        if (clientId.equals(Principal.rootPrincipal().clientId())) {
+            // "root" in a hello, a call's "from" or a presence entry always means the root token
+            throw HyphaException.badRequest("client_id 'root' is reserved for the root token");
+        }
         caller.require(workspace, Permission.ADMIN);
         if (!caller.permission().allows(permission)) {
             throw HyphaException.forbidden("cannot mint a token above your own tier");
