@@ -55,6 +55,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final int outboundQueue;
     private final Duration pingInterval;
     private final Duration idleTimeout;
+    private final Duration stallTimeout;
+    private final HeapGuard heap;
+    private final Metrics.Counter lowMemoryRefusals;
+    private final Metrics.Counter stalledCloses;
     private final String limitsJson;
     private final Map<Long, Connection> connections = new ConcurrentHashMap<>();
     private final Map<String, Set<Connection>> byToken = new ConcurrentHashMap<>();
@@ -79,6 +83,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.outboundQueue = config.intValue("ws.outbound-queue");
         this.pingInterval = config.duration("ws.ping-interval");
         this.idleTimeout = config.duration("ws.idle-timeout");
+        this.stallTimeout = config.duration("ws.stall-timeout");
+        this.heap = new HeapGuard(config.intValue("ws.heap-reserve-percent") / 100.0);
+        this.lowMemoryRefusals = metrics.counter(Metric.WS_LOW_MEMORY_REFUSALS);
+        this.stalledCloses = metrics.counter(Metric.WS_STALLED_CLOSES);
         this.limitsJson = JsonOut.object(192).num("max_frame_bytes", maxFrameBytes).num("max_in_flight", maxInFlight)
                 .num("max_credit", config.intValue("log.max-credit"))
                 .num("max_entry_bytes", config.intValue("log.max-entry-bytes"))
@@ -141,6 +149,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
+        if (heap.low()) {
+            lowMemoryRefusals.inc();
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later or elsewhere");
+        }
         if (!placement.serves(ws) && placement.elsewhere(ws).isEmpty()) {
             // no server serves it at this moment (a move in progress): the client retries
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
@@ -268,6 +280,15 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     ObjectHost host() {
         return host;
+    }
+
+    /** How long a peer that owes answers may stay silent before it is a stalled peer. */
+    Duration stallTimeout() {
+        return stallTimeout;
+    }
+
+    Metrics.Counter stalledCloses() {
+        return stalledCloses;
     }
 
     Metrics.Counter slowConsumerCloses() {
