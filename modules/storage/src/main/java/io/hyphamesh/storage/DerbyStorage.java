@@ -174,6 +174,11 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public long logBytes(int shard, long objectId, long fromSeq, long toSeq) {
+        return shards.get(shard).readCached(true, st -> Queries.logBytes(st, objectId, fromSeq, toSeq));
+    }
+
+    @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
         return shards.get(shard).read(true, c -> Queries.findProducerEntry(c, objectId, producer, pseq));
     }
@@ -187,7 +192,7 @@ final class DerbyStorage implements Storage {
     public List<ObjectRow> listObjects(String workspace) {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.read(false, c -> Queries.listObjects(c, workspace)));
+            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         return out;
