@@ -115,6 +115,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         String ws = Names.checkWorkspace(req.path().pathParameters().get("ws"));
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
+        // the same refusals as the upgrade itself, so the answer names the real reason
+        admitHere(ws, false);
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
@@ -149,15 +151,24 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
+        admitHere(ws, true);
+        return p;
+    }
+
+    /**
+     * Refuses with {@code unavailable} a socket this server cannot take now: its heap is nearly
+     * full, or no server serves the workspace at this moment (a move in progress). The client retries.
+     */
+    private void admitHere(String ws, boolean count) {
         if (heap.low()) {
-            lowMemoryRefusals.inc();
+            if (count) {
+                lowMemoryRefusals.inc();
+            }
             throw new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later or elsewhere");
         }
         if (!placement.serves(ws) && placement.elsewhere(ws).isEmpty()) {
-            // no server serves it at this moment (a move in progress): the client retries
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
         }
-        return p;
     }
 
     /**
