@@ -229,7 +229,18 @@ final class GroupCommitter {
             completeAll(o.applied);
             return;
         }
-        reopenIfBroken();
+        if (reopenIfBroken() && !o.unknown && !o.applied.isEmpty()) {
+            // the connection broke before the commit (a database restart, a session ended by the
+            // server): nothing of it was stored, so the batch gets one more try on the new connection
+            Outcome again = tryCommit(o.applied);
+            failFenced(again.fenced);
+            if (again.failure == null) {
+                completeAll(again.applied);
+                return;
+            }
+            o = again;
+            reopenIfBroken();
+        }
         if (o.unknown) {
             LOG.log(Level.WARNING, "commit of " + o.applied.size() + " submissions on " + name
                     + " lost its connection while committing; outcome unknown", o.failure);
@@ -326,13 +337,14 @@ final class GroupCommitter {
         }
     }
 
-    private void reopenIfBroken() {
+    /** Reopens the write connection when it broke; true when a fresh one is in place. */
+    private boolean reopenIfBroken() {
         if (reconnect == null) {
-            return;
+            return false;
         }
         try {
             if (conn.isValid(2)) {
-                return;
+                return false;
             }
         } catch (SQLException e) {
             // treated as broken
@@ -346,6 +358,7 @@ final class GroupCommitter {
             conn = reconnect.open();
             prepare();
             LOG.info(name + ": write connection reopened");
+            return true;
         } catch (SQLException e) {
             LOG.warning(name + ": cannot reopen the write connection (will retry with the next commit): "
                     + e.getMessage());
@@ -354,6 +367,7 @@ final class GroupCommitter {
             } catch (InterruptedException ie) {
                 Thread.interrupted();
             }
+            return false;
         }
     }
 

@@ -21,6 +21,13 @@ final class PostgresDialect implements Dialect {
     static final int LOCK_SERVER = 1;
     /** Second key: migrations and first-time setup. */
     static final int LOCK_MIGRATIONS = 2;
+    /**
+     * First key of the partition locks ({@code (18554, p)}): commits take them shared, acquires
+     * exclusive, inside their transactions. The lock manager queues requests in order, so a commit
+     * arriving while an acquire waits queues behind it, and a stream of commits cannot starve an
+     * acquire (row locks give neither guarantee).
+     */
+    static final int LOCK_PARTITIONS = 0x487A;
     /** Ids one {@code nextval('object_ids')} reserves. */
     static final int ID_BLOCK = 1000;
 
