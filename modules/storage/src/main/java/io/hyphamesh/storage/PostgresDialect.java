@@ -72,6 +72,13 @@ final class PostgresDialect implements Dialect {
         return state == null || state.startsWith("08") || state.startsWith("57P") || "25P03".equals(state);
     }
 
+    /** Insufficient resources (53xxx: disk full, out of memory), an I/O error, or a read-only (standby) server. */
+    @Override
+    public boolean isCannotWrite(SQLException e) {
+        String state = String.valueOf(e.getSQLState());
+        return state.startsWith("53") || state.equals("58030") || state.equals("25006");
+    }
+
     @Override
     public void lockMigrations(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {

@@ -79,7 +79,7 @@ final class PostgresStorage implements Storage, Partitions {
         List<GroupCommitter> cs = new ArrayList<>();
         GroupCommitter.Fence fence = new PartitionFence();
         for (int k = 0; k < writers.size(); k++) {
-            cs.add(new GroupCommitter("hypha-pg-commit-" + k, writers.get(k), dialect, config.maxBatch(), fence,
+            cs.add(new GroupCommitter("PostgreSQL committer " + k, writers.get(k), dialect, config.maxBatch(), fence,
                     this::openWriter));
         }
         this.committers = List.copyOf(cs);
@@ -542,6 +542,16 @@ final class PostgresStorage implements Storage, Partitions {
     public void backup(Path target) {
         throw new HyphaException(ErrorCode.BAD_REQUEST, "online backup copies Derby shards; with PostgreSQL storage"
                 + " use the database's own tools (pg_basebackup, pg_dump, or the managed service's snapshots)");
+    }
+
+    @Override
+    public List<Health> health() {
+        List<Health> out = new ArrayList<>();
+        for (int k = 0; k < committers.size(); k++) {
+            GroupCommitter.Health h = committers.get(k).health();
+            out.add(new Health("committer-" + k, h.writable(), h.problem(), h.sinceMillis(), h.downs()));
+        }
+        return out;
     }
 
     @Override
