@@ -6,6 +6,7 @@ module io.hyphamesh.runtime {
     requires io.hyphamesh.api;
     requires io.hyphamesh.storage;
     requires io.hyphamesh.artifacts;
+    requires io.hyphamesh.cluster;
     requires io.helidon.webserver;
     requires io.helidon.websocket;
     requires io.helidon.security.jwt;

@@ -65,6 +65,13 @@ public final class ClusterNode implements AutoCloseable {
 
         /** {@code partition} is no longer this server's (session lost or fenced): drop its objects now. */
         void lost(int partition);
+
+        /**
+         * {@code partition} was acquired from {@code from}, a server declared lost {@code millisSinceLost}
+         * ago (the failover time, from the loss of its session to serving here). After {@link #acquired}.
+         */
+        default void tookOver(int partition, String from, long millisSinceLost) {
+        }
     }
 
     /** A live server of the cluster. */
@@ -104,6 +111,10 @@ public final class ClusterNode implements AutoCloseable {
     private long tokensAt = System.nanoTime();
     /** Assigned partitions whose previous owner still announced them, since when (for a graceful hand-over). */
     private final Map<Integer, Long> waitingSince = new HashMap<>();
+    /** The server last seen serving each partition (reconciler thread only). */
+    private final Map<Integer, String> lastServer = new HashMap<>();
+    /** When each server that left was last seen gone (reconciler thread only). */
+    private final Map<String, Long> goneAt = new HashMap<>();
     private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
 
     private ClusterNode(ClusterConfig config, Partitions partitions, Listener listener) {
@@ -339,6 +350,7 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void readMembers() throws Exception {
+        Map<String, URI> before = members;
         Map<String, URI> m = new HashMap<>();
         for (String child : zk.getChildren().usingWatcher(watcher).forPath(nodesPath)) {
             try {
@@ -350,6 +362,13 @@ public final class ClusterNode implements AutoCloseable {
             }
         }
         members = Map.copyOf(m);
+        long now = System.nanoTime();
+        for (String gone : before.keySet()) {
+            if (!m.containsKey(gone)) {
+                goneAt.put(gone, now);
+            }
+        }
+        goneAt.keySet().removeAll(m.keySet());
     }
 
     /** The coordinator's step: a new assignment when a server came or went, or the load is uneven. */
@@ -407,8 +426,10 @@ public final class ClusterNode implements AutoCloseable {
                 int p = Integer.parseInt(child);
                 byte[] data = zk.getData().forPath(servingPath + "/" + child);
                 JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
-                out.put(p, new Location(p, o.getString("node"), URI.create(o.getString("url")),
-                        o.getJsonNumber("epoch").longValue()));
+                Location l = new Location(p, o.getString("node"), URI.create(o.getString("url")),
+                        o.getJsonNumber("epoch").longValue());
+                out.put(p, l);
+                lastServer.put(p, l.nodeId());
             } catch (KeeperException.NoNodeException | NumberFormatException gone) {
                 // released between the listing and the read, or not ours
             }
@@ -443,6 +464,7 @@ public final class ClusterNode implements AutoCloseable {
     private void acquireAssigned() {
         Set<Integer> mine = Set.copyOf(assignment.of(config.nodeId()));
         waitingSince.keySet().retainAll(mine);
+        List<Integer> due = new ArrayList<>();
         for (int p : mine) {
             if (serving.containsKey(p) || closing || !fresh()) {
                 continue;
@@ -456,16 +478,41 @@ public final class ClusterNode implements AutoCloseable {
                     continue;
                 }
             }
-            try {
-                long epoch = partitions.acquire(p, config.acquireTimeout());
-                serving.put(p, epoch);
-                waitingSince.remove(p);
-                moves.incrementAndGet();
-                announce(p, epoch);
-                listener.acquired(p, epoch);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "cannot acquire partition " + p + " yet: " + e.getMessage());
+            due.add(p);
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        // a lost server's partitions are acquired together: each acquire is a database round trip
+        // with a commit, and the failover time is the slowest of them
+        Map<Integer, Long> epochs = new ConcurrentHashMap<>();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int p : due) {
+                pool.execute(() -> {
+                    try {
+                        epochs.put(p, partitions.acquire(p, config.acquireTimeout()));
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "cannot acquire partition " + p + " yet: " + e.getMessage());
+                    }
+                });
             }
+        }
+        for (Map.Entry<Integer, Long> e : new TreeMap<>(epochs).entrySet()) {
+            int p = e.getKey();
+            serving.put(p, e.getValue());
+            waitingSince.remove(p);
+            moves.incrementAndGet();
+            // served here before it is announced: a client sent here by the announcement is served
+            listener.acquired(p, e.getValue());
+            String from = lastServer.get(p);
+            Long lostAt = from == null ? null : goneAt.get(from);
+            if (lostAt != null) {
+                listener.tookOver(p, from, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lostAt));
+            }
+            lastServer.put(p, config.nodeId());
+        }
+        for (Map.Entry<Integer, Long> e : epochs.entrySet()) {
+            announce(e.getKey(), e.getValue());
         }
     }
 

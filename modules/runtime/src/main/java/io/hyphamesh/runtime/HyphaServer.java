@@ -3,7 +3,9 @@ package io.hyphamesh.runtime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.net.URI;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -14,11 +16,14 @@ import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
+import io.hyphamesh.runtime.cluster.ClusterWiring;
+import io.hyphamesh.runtime.cluster.SharedSecrets;
 import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.runtime.http.ArtifactRoutes;
+import io.hyphamesh.runtime.http.ClusterRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
@@ -46,10 +51,13 @@ public final class HyphaServer implements AutoCloseable {
     private final WebServer web;
     private final ArtifactStore artifacts;
     private final ArtifactJanitor janitor;
+    private final Optional<ClusterWiring> cluster;
     private volatile boolean running;
 
     private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
-                        Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor) {
+                        Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor,
+                        Optional<ClusterWiring> cluster) {
+        this.cluster = cluster;
         this.config = config;
         this.storage = storage;
         this.metrics = metrics;
@@ -85,7 +93,10 @@ public final class HyphaServer implements AutoCloseable {
         config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
         config.optional("storage.page-cache").ifPresent(v -> storageConfig.pageCacheSize(config.intValue("storage.page-cache")));
         config.optional("storage.page-cache-bytes").ifPresent(v -> storageConfig.pageCacheBytes(config.longValue("storage.page-cache-bytes")));
+        Optional<ClusterWiring> cluster = ClusterWiring.of(config);
+        cluster.ifPresent(c -> c.configure(storageConfig));
         Storage storage = Storage.open(storageConfig.build());
+        int[] webPort = {config.intValue("port")};
         try {
             Metrics metrics = new Metrics();
             // the reference report's cost signals, present from the start
@@ -101,15 +112,23 @@ public final class HyphaServer implements AutoCloseable {
             metrics.gauge("storage_commit_submissions", "submissions committed since start",
                     () -> storage.stats().submissions());
             metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+            if (cluster.isPresent()) {
+                // every member signs and checks with the cluster's keys, kept in the shared database
+                SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
+            }
             TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
             ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
             ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                     config.duration("tokens.max-ttl"));
             Transport transport = new Transport(host, control, config, metrics);
+            cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
             ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
                     .addFilter(HttpSupport.framingFilter())
                     .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                    // before the control routes: in cluster mode it sends object routes to their owner
+                    .register(new ClusterRoutes(control, storage.partitions(), cluster,
+                            () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                             artifactRoutes::deleteWorkspace)
                             .backups(target -> io.hyphamesh.runtime.control.Backup.run(storage, dataDir, target)))
@@ -145,7 +164,14 @@ public final class HyphaServer implements AutoCloseable {
                     throw new IllegalStateException("cannot listen on " + config.string("host") + ":"
                             + config.intValue("port") + " (address in use?)");
                 }
+                webPort[0] = web.port();
+                if (cluster.isPresent()) {
+                    cluster.get().join(web.port(), storage, host, transport, control, metrics);
+                }
             } catch (RuntimeException e) {
+                if (web.isRunning()) {
+                    web.stop();
+                }
                 if (artifacts != null) {
                     artifacts.close();
                 }
@@ -166,7 +192,7 @@ public final class HyphaServer implements AutoCloseable {
                 throw e;
             }
             HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
-                    janitor);
+                    janitor, cluster);
             server.running = true;
             LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port()
                     + " (data: " + dataDir + ")");
@@ -175,6 +201,17 @@ public final class HyphaServer implements AutoCloseable {
             storage.close();
             throw e;
         }
+    }
+
+    /** The base URL clients reach this server at: {@code public-url}, else {@code http://host:port}. */
+    private static String publicUrl(HyphaConfig config, int[] port) {
+        return config.optional("public-url").filter(u -> !u.isBlank())
+                .orElse("http://" + config.string("host") + ":" + port[0]);
+    }
+
+    /** Cluster mode's wiring, when this server is a cluster member. */
+    public Optional<ClusterWiring> cluster() {
+        return cluster;
     }
 
     /** The port the server listens on. */
@@ -227,6 +264,8 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
+        // a cluster member first hands its partitions over (their sockets move, their objects commit)
+        cluster.ifPresent(ClusterWiring::close);
         try {
             transport.close();
             host.close();

@@ -50,12 +50,18 @@ public final class Main {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr
-            System.err.println(java.time.Instant.now() + " hypha-mesh: shutting down");
+            // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr,
+            // in the log's own line format (one timestamp format in the whole log)
+            say("shutting down");
             server.close();
-            System.err.println(java.time.Instant.now() + " hypha-mesh: stopped (storage committed and closed)");
+            say("stopped (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();
+    }
+
+    private static void say(String message) {
+        System.err.print(String.format(java.util.Locale.ROOT, System.getProperty("java.util.logging.SimpleFormatter.format"),
+                java.time.ZonedDateTime.now(), "", Main.class.getName(), "INFO", message, ""));
     }
 }

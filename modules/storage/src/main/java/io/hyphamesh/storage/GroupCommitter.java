@@ -664,6 +664,7 @@ final class GroupCommitter {
                 case Write.RevokeToken r ->
                         update("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.revokedAtMillis(),
                                 r.tokenId());
+                case Write.InsertSetting s -> update("INSERT INTO settings (k, v) VALUES (?, ?)", s.key(), s.value());
                 case Write.PutSetting s -> {
                     update("DELETE FROM settings WHERE k = ?", s.key());
                     if (s.value().isPresent()) {

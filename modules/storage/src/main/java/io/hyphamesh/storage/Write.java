@@ -21,7 +21,7 @@ public sealed interface Write {
     /** True for catalog writes, which no partition fences. */
     default boolean isCatalog() {
         return this instanceof PutWorkspace || this instanceof DeleteWorkspace || this instanceof PutToken
-                || this instanceof RevokeToken || this instanceof PutSetting;
+                || this instanceof RevokeToken || this instanceof PutSetting || this instanceof InsertSetting;
     }
 
     /** A failed future when {@code writes} holds a non-catalog write; null when all are catalog writes. */
@@ -80,5 +80,13 @@ public sealed interface Write {
 
     /** Catalog: sets or clears a key of the server's own settings. */
     record PutSetting(String key, Optional<String> value) implements Write {
+    }
+
+    /**
+     * Catalog: adds a key of the server's own settings only if it is absent; when it exists the
+     * commit fails and nothing is stored (cluster members agree on shared secrets this way: the
+     * first one to commit wins, the others read it back).
+     */
+    record InsertSetting(String key, String value) implements Write {
     }
 }

@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -41,6 +42,8 @@ public abstract class LiveObject implements WriteOwner {
     private final ReentrantLock lifecycle = new ReentrantLock();
     private boolean closed;
     private boolean loaded;
+    /** Set by {@link Leave}: completed once the last write committed and the instance closed. */
+    private CompletableFuture<Void> leaving;
     private volatile boolean broken;
     private volatile long lastActivityNanos = System.nanoTime();
 
@@ -63,11 +66,21 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     /** Delete the object's stored state; completes with whether it existed, after the commit. */
-    record Delete(java.util.concurrent.CompletableFuture<Boolean> done) {
+    record Delete(CompletableFuture<Boolean> done) {
     }
 
-    /** Close for good (workspace deletion); completes when done. */
-    record Terminate(java.util.concurrent.CompletableFuture<Void> done) {
+    /**
+     * Close for good, now (workspace deletion, a partition lost to another server): nothing of
+     * this instance commits any more, what is queued fails with {@code reason}; completes when done.
+     */
+    record Terminate(CompletableFuture<Void> done, HyphaException reason) {
+    }
+
+    /**
+     * Close gracefully (a partition moving to another server): refuse new requests with
+     * {@code unavailable}, let the writes already made commit, then close; completes when closed.
+     */
+    record Leave(CompletableFuture<Void> done) {
     }
 
     protected LiveObject(ObjectId id, ObjectContext ctx) {
@@ -137,6 +150,12 @@ public abstract class LiveObject implements WriteOwner {
                 n++;
             }
             endOfRun();
+            if (leaving != null && gate.idle()) {
+                // everything this instance wrote has committed: it can go
+                closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "workspace moved to another server; reconnect"),
+                        false);
+                leaving.complete(null);
+            }
         } finally {
             scheduled.set(false);
             if (!mailbox.isEmpty()) {
@@ -166,7 +185,7 @@ public abstract class LiveObject implements WriteOwner {
             LOG.log(Level.WARNING, "cannot load " + id, e);
             HyphaException err = e instanceof HyphaException he ? he
                     : new HyphaException(ErrorCode.UNAVAILABLE, "cannot load " + id.target() + ": " + e.getMessage(), e);
-            closeAndDrain(err);
+            closeAndDrain(err, false);
             return false;
         }
     }
@@ -199,13 +218,17 @@ public abstract class LiveObject implements WriteOwner {
                     }
                 }
                 case Terminate t -> {
-                    // nothing of this object may commit after the purge that follows: writes still
-                    // queued or gathered in this run are refused by the committer from now on
+                    // nothing of this object may commit after what follows (a purge, another server's
+                    // take-over): writes still queued or gathered in this run are refused from now on
                     broken = true;
                     onTerminate();
                     endOfRun();
-                    closeAndDrain(new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted"));
+                    closeAndDrain(t.reason(), false);
                     t.done().complete(null);
+                }
+                case Leave l -> {
+                    leaving = l.done();
+                    onTerminate();
                 }
                 default -> LOG.warning("unknown message " + m);
             }
@@ -215,6 +238,10 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     private void handleRequest(Request r) {
+        if (leaving != null) {
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace is moving to another server; reconnect"));
+            return;
+        }
         if (broken) {
             r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry"));
             return;
@@ -252,8 +279,8 @@ public abstract class LiveObject implements WriteOwner {
      * mailbox before the host can route anything new there, so arrival order holds. Otherwise
      * (workspace deleted, load failed) what is queued is failed with {@code reason}.
      */
-    private void closeAndDrain(HyphaException reason) {
-        boolean handOver = reason.code() != ErrorCode.NOT_FOUND && loaded;
+    private void closeAndDrain(HyphaException reason, boolean reload) {
+        boolean handOver = reload && loaded;
         List<Object> rest = new ArrayList<>();
         lifecycle.lock();
         try {
@@ -287,6 +314,8 @@ public abstract class LiveObject implements WriteOwner {
                 d.done().completeExceptionally(reason);
             } else if (o instanceof Terminate t) {
                 t.done().complete(null);
+            } else if (o instanceof Leave l) {
+                l.done().complete(null);
             }
         }
     }
@@ -322,7 +351,7 @@ public abstract class LiveObject implements WriteOwner {
         broken = true;
         post(() -> {
             onBroken(cause);
-            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"));
+            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"), true);
         });
     }
 
@@ -392,7 +421,7 @@ public abstract class LiveObject implements WriteOwner {
      * Deletes the object's stored state (it stays live, empty); the future completes after the
      * commit with whether anything existed.
      */
-    protected abstract java.util.concurrent.CompletableFuture<Boolean> onDelete();
+    protected abstract CompletableFuture<Boolean> onDelete();
 
     /** The workspace is being deleted. */
     protected void onTerminate() {

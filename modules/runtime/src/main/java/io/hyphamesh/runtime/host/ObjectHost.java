@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
@@ -40,6 +41,7 @@ public final class ObjectHost implements AutoCloseable {
     private final LongAdder hibernations = new LongAdder();
     private final Metrics.Histogram wakeLatency;
     private volatile boolean closed;
+    private volatile Placement placement = Placement.EVERYWHERE;
 
     private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
                        BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
@@ -66,9 +68,64 @@ public final class ObjectHost implements AutoCloseable {
         return new ObjectHost(storage, config, metrics, factory);
     }
 
-    /** Loads persisted alarms; due ones fire at once. */
+    /** Loads persisted alarms (of the workspaces served here); due ones fire at once. */
     public void start() {
-        alarms.loadPersisted(ctx.storage());
+        alarms.loadPersisted(ctx.storage(), placement::serves);
+    }
+
+    /**
+     * Sets which workspaces this server serves (cluster mode); requests for others are refused with
+     * {@code unavailable}, nothing applied.
+     */
+    public void placement(Placement p) {
+        this.placement = p;
+    }
+
+    /** Which workspaces this server serves. */
+    public Placement placement() {
+        return placement;
+    }
+
+    /** A partition was acquired: arm the persisted alarms of its workspaces ({@code inPartition} tells which). */
+    public void partitionAcquired(Predicate<String> inPartition) {
+        alarms.loadPersisted(ctx.storage(), inPartition);
+    }
+
+    /**
+     * A partition is moving away gracefully: every live object of its workspaces refuses new
+     * requests, lets its writes commit and closes. Returns when all have closed or {@code timeout}
+     * passed (what is left is then dropped as by {@link #dropWorkspaces}).
+     */
+    public void releaseWorkspaces(Predicate<String> inPartition, Duration timeout) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (LiveObject o : live.values()) {
+            if (inPartition.test(o.id().workspace())) {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                if (o.offer(new LiveObject.Leave(done))) {
+                    all.add(done);
+                }
+            }
+        }
+        alarms.cancelWhere(inPartition);
+        try {
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            dropWorkspaces(inPartition, "workspace moved to another server; reconnect");
+        }
+    }
+
+    /**
+     * A partition was lost (another server owns it now): every live object of its workspaces closes
+     * at once; nothing of theirs commits any more (the storage fence refuses it anyway).
+     */
+    public void dropWorkspaces(Predicate<String> inPartition, String why) {
+        HyphaException reason = new HyphaException(ErrorCode.UNAVAILABLE, why);
+        for (LiveObject o : live.values()) {
+            if (inPartition.test(o.id().workspace())) {
+                o.offer(new LiveObject.Terminate(new CompletableFuture<>(), reason));
+            }
+        }
+        alarms.cancelWhere(inPartition);
     }
 
     public ObjectContext context() {
@@ -79,8 +136,13 @@ public final class ObjectHost implements AutoCloseable {
         return alarms;
     }
 
-    /** Queues a request to its target object, waking it when hibernated. */
+    /** Queues a request to its target object, waking it when hibernated; refused when not served here. */
     public void dispatch(Request r) {
+        if (!placement.serves(r.target().workspace())) {
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + r.target().workspace()
+                    + "' is not served by this server now; reconnect (nothing was applied)"));
+            return;
+        }
         send(r.target(), r);
     }
 
@@ -92,9 +154,11 @@ public final class ObjectHost implements AutoCloseable {
         }
     }
 
-    /** Fires an object's alarm, waking it when hibernated. */
+    /** Fires an object's alarm, waking it when hibernated (its new owner fires it when it moved away). */
     void fireAlarm(ObjectId id) {
-        send(id, LiveObject.AlarmFired.INSTANCE);
+        if (placement.serves(id.workspace())) {
+            send(id, LiveObject.AlarmFired.INSTANCE);
+        }
     }
 
     private void send(ObjectId id, Object message) {
@@ -138,7 +202,7 @@ public final class ObjectHost implements AutoCloseable {
         for (LiveObject o : live.values()) {
             if (o.id().workspace().equals(workspace)) {
                 CompletableFuture<Void> done = new CompletableFuture<>();
-                if (o.offer(new LiveObject.Terminate(done))) {
+                if (o.offer(new LiveObject.Terminate(done, new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted")))) {
                     all.add(done);
                 }
             }

@@ -16,6 +16,8 @@ public enum Metric {
     PRESENCE_REGISTERS("presence_registers", "presence registrations and updates"),
     ARTIFACT_PUTS("artifact_puts", "artifact uploads (binding plane and completed multipart)"),
     ARTIFACT_GETS("artifact_gets", "artifact downloads (binding plane)"),
+    PARTITION_ACQUIRES("cluster_partition_acquires", "partitions this server acquired since start (cluster mode)"),
+    PARTITION_LOSSES("cluster_partition_losses", "partitions taken from this server by another (session lost or fenced)"),
     // gauges
     WS_SOCKETS("ws_sockets", "open WebSocket connections", true),
     OBJECTS_LIVE("objects_live", "objects in memory", true),
@@ -23,7 +25,9 @@ public enum Metric {
     OBJECTS_COLD_WAKES("objects_cold_wakes", "objects loaded from storage since start (cold wakes)", true),
     STORAGE_COMMITS("storage_commits", "group commits since start", true),
     STORAGE_COMMIT_SUBMISSIONS("storage_commit_submissions", "submissions committed since start", true),
-    STORAGE_COMMIT_FAILURES("storage_commit_failures", "failed commits since start", true);
+    STORAGE_COMMIT_FAILURES("storage_commit_failures", "failed commits since start", true),
+    STORAGE_FENCED("storage_fenced_submissions", "submissions refused by the partition fence (not applied)", true),
+    PARTITIONS_OWNED("cluster_partitions_owned", "partitions this server serves now (cluster mode)", true);
 
     private final String metricName;
     private final String help;

@@ -50,6 +50,10 @@ final class Connection implements Session {
     static final int CLOSE_IDLE = 4000;
     /** Close code: the server is shutting down. */
     static final int CLOSE_GOING_AWAY = 1001;
+    /** Close code: try again later (the workspace is between servers, or the server is full). */
+    static final int CLOSE_TRY_AGAIN = 1013;
+    /** Close code: the workspace is served by another server, whose base URL is the close reason. */
+    static final int CLOSE_MOVED = 4307;
 
     private static final int MAX_BATCH_FRAMES = 512;
     private static final int MAX_BATCH_CHARS = 256 * 1024;

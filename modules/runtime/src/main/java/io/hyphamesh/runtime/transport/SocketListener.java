@@ -6,7 +6,6 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
-import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
 import io.helidon.websocket.WsUpgradeException;
@@ -55,11 +54,8 @@ final class SocketListener implements WsListener {
 
     @Override
     public void onOpen(WsSession session) {
+        // null: refused, and the session already closed with the reason (moved, full, shutting down)
         connection = transport.open(principal, workspace, session);
-        if (connection == null) {
-            session.close(WsCloseCodes.TRY_AGAIN_LATER, transport.closing() ? "server is shutting down"
-                    : "too many sockets on this workspace");
-        }
     }
 
     @Override

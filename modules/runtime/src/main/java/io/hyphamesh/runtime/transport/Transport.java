@@ -1,5 +1,7 @@
 package io.hyphamesh.runtime.transport;
 
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -11,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
@@ -25,6 +28,7 @@ import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.runtime.host.Placement;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.metrics.Metric;
@@ -62,6 +66,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final Metrics.Counter slowConsumerCloses;
     private volatile long lastPingNanos = System.nanoTime();
     private volatile boolean closing;
+    private volatile Placement placement = Placement.EVERYWHERE;
 
     public Transport(ObjectHost host, ControlPlane control, HyphaConfig config, Metrics metrics) {
         this.host = host;
@@ -135,17 +140,32 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
+        if (!placement.serves(ws) && placement.elsewhere(ws).isEmpty()) {
+            // no server serves it at this moment (a move in progress): the client retries
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
+        }
         return p;
     }
 
-    /** Registers an opened socket and sends its hello frame. */
+    /**
+     * Registers an opened socket and sends its hello frame; or closes it and returns null: with
+     * {@code 4307} and the serving server's URL when another server serves the workspace (browsers
+     * cannot follow a redirect on an upgrade), with {@code 1013} when the server is shutting down,
+     * full, or the workspace is between servers.
+     */
     Connection open(Principal p, String ws, WsSession session) {
         if (closing) {
+            session.close(Connection.CLOSE_TRY_AGAIN, "server is shutting down");
+            return null;
+        }
+        if (!placement.serves(ws)) {
+            closeMoved(session, placement.elsewhere(ws));
             return null;
         }
         AtomicInteger count = perWorkspace.computeIfAbsent(ws, k -> new AtomicInteger());
         if (count.incrementAndGet() > maxSocketsPerWorkspace) {
             count.decrementAndGet();
+            session.close(Connection.CLOSE_TRY_AGAIN, "too many sockets on this workspace");
             return null;
         }
         long id = sessionIds.incrementAndGet();
@@ -166,6 +186,38 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             c.close(Connection.CLOSE_TOKEN_REVOKED, "token revoked", false);
         }
         return c;
+    }
+
+    /** Sets which workspaces this server serves (cluster mode). */
+    public void placement(Placement p) {
+        this.placement = p;
+    }
+
+    /**
+     * Moves the sockets of the workspaces {@code which} accepts: each is closed with {@code 4307}
+     * and {@code to} as its reason (the client reconnects there at once), or with {@code 1013} when
+     * the next server is not known yet. Never blocks.
+     */
+    public void moveSockets(Predicate<String> which, Optional<URI> to) {
+        for (Connection c : connections.values()) {
+            if (which.test(c.workspace())) {
+                String reason = to.map(URI::toString).orElse("");
+                if (!reason.isEmpty() && reason.getBytes(StandardCharsets.UTF_8).length <= 123) {
+                    c.close(Connection.CLOSE_MOVED, reason, false);
+                } else {
+                    c.close(Connection.CLOSE_TRY_AGAIN, "workspace is moving to another server; reconnect", false);
+                }
+            }
+        }
+    }
+
+    private static void closeMoved(WsSession session, Optional<URI> to) {
+        String reason = to.map(URI::toString).orElse("");
+        if (!reason.isEmpty() && reason.getBytes(StandardCharsets.UTF_8).length <= 123) {
+            session.close(Connection.CLOSE_MOVED, reason);
+        } else {
+            session.close(Connection.CLOSE_TRY_AGAIN, "workspace is moving to another server; reconnect");
+        }
     }
 
     void unregister(Connection c) {
