@@ -192,7 +192,6 @@ public final class HyphaServer implements AutoCloseable {
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
-                .pageCacheSize(config.intValue("storage.page-cache"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
@@ -203,6 +202,8 @@ public final class HyphaServer implements AutoCloseable {
                 .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
                 .partitions(config.intValue("cluster.partitions"));
         config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
+        config.optional("storage.page-cache").ifPresent(v -> storageConfig.pageCacheSize(config.intValue("storage.page-cache")));
+        config.optional("storage.page-cache-bytes").ifPresent(v -> storageConfig.pageCacheBytes(config.longValue("storage.page-cache-bytes")));
         cluster.ifPresent(c -> c.configure(storageConfig));
         return Storage.open(storageConfig.build());
     }
