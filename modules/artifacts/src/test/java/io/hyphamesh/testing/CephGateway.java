@@ -22,7 +22,9 @@ import jakarta.json.JsonObject;
  * <ol>
  *   <li>{@code HYPHA_CEPH=off}: none; the Ceph tests are skipped, saying so.</li>
  *   <li>{@code HYPHA_CEPH_DIR} names a directory where {@code ./hypha test} is starting (or has
- *       started) the cluster in the background: wait for that start to end and use it. It stops it.</li>
+ *       started) the cluster in the background: wait for that start to end and use it (it stops
+ *       it). A directory without that start's files is a developer's: start (or reuse) the
+ *       cluster there and leave it running.</li>
  *   <li>Otherwise start one through the script under a temp directory, on first use, and stop it
  *       (and remove the directory) when the JVM exits.</li>
  * </ol>
@@ -104,6 +106,10 @@ public final class CephGateway {
     /** {@code ./hypha test} runs {@code ceph.sh start} in the background and writes its exit code to {@code start.rc}. */
     private static CephGateway awaitBackgroundStart(Path dir) {
         Path rc = dir.resolve("start.rc");
+        if (!Files.exists(rc) && !Files.exists(dir.resolve("start.log"))) {
+            // a directory of the developer's own, not ./hypha test's: start (or reuse) the cluster there, and leave it running
+            return runStart(script(), dir);
+        }
         long deadline = System.nanoTime() + START_BOUND.toNanos();
         while (!Files.isRegularFile(rc) || read(rc).isBlank()) {
             if (System.nanoTime() > deadline) {
@@ -117,17 +123,26 @@ public final class CephGateway {
 
     private static CephGateway startOwn() {
         Path script = script();
+        Path dir;
         try {
-            Path dir = Files.createTempDirectory("hypha-ceph-");
-            Path log = dir.resolve("start.log");
+            dir = Files.createTempDirectory("hypha-ceph-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(script, dir), "hypha-ceph-stop"));
+        return runStart(script, dir);
+    }
+
+    private static CephGateway runStart(Path script, Path dir) {
+        try {
+            Files.createDirectories(dir);
+            Path log = dir.resolve("own-start.log");
             Process p = new ProcessBuilder(List.of("bash", script.toString(), "start", "--dir", dir.toString()))
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             if (!p.waitFor(START_BOUND.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                stop(script, dir);
                 throw new IllegalStateException("scripts/ceph.sh start did not end within " + START_BOUND + "; its log:\n" + tail(log));
             }
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(script, dir), "hypha-ceph-stop"));
             return fromExit(p.exitValue(), dir, log);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
