@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
@@ -290,5 +291,141 @@ final class ArtifactScenarios {
 
     /** A running S3Proxy and its endpoint URL. */
     record S3Proxy(Child child, String endpoint) {
+    }
+
+    // ------------------------------------------------------------------ Ceph
+
+    /**
+     * The artifact scenarios on the {@code s3} provider against a one-node Ceph RADOS Gateway: the
+     * cluster {@code ./hypha test} started (HYPHA_CEPH_DIR), else one started here with
+     * {@code scripts/ceph.sh} under the run's temp directory and stopped after it. Skipped, saying
+     * why, with {@code --no-ceph}, with {@code --server}, or (without {@code --ceph}) when Ceph is
+     * not installed.
+     */
+    static void ceph(Options o, Run run, Path tmp, boolean onFs, String fsWhy, Map<String, Object> config,
+                     Map<String, Object> cost, List<Object> teardown) {
+        String why = null;
+        String dirEnv = System.getenv("HYPHA_CEPH_DIR");
+        boolean shared = dirEnv != null && !dirEnv.isBlank();
+        if (!onFs) {
+            why = fsWhy;
+        } else if (o.ceph().equals("off") || "off".equals(System.getenv("HYPHA_CEPH"))) {
+            why = "--no-ceph given (or HYPHA_CEPH=off)";
+        } else if (o.server().isPresent()) {
+            why = "--server given: the harness cannot point that server at Ceph";
+        } else if (!shared && o.ceph().equals("auto") && !Files.isExecutable(Path.of("/usr/bin/radosgw"))) {
+            why = "Ceph is not installed here (./hypha ceph start installs it; --ceph makes the bench start one)";
+        }
+        if (why != null) {
+            skipAll(run, "ceph", why);
+            return;
+        }
+        Path dir = shared ? Path.of(dirEnv) : tmp.resolve("ceph");
+        Path script = Path.of("scripts/ceph.sh");
+        try {
+            long t0 = System.nanoTime();
+            JsonObject c = shared ? awaitSharedCeph(dir) : startCeph(script, dir);
+            if (c == null) {
+                skipAll(run, "ceph", "the Ceph packages are not installed and cannot be installed here: "
+                        + tail(dir.resolve(shared ? "start.log" : "bench-start.log")));
+                return;
+            }
+            Progress.say("bench: Ceph RGW at " + c.getString("endpoint") + (shared ? " (./hypha test's)" : "")
+                    + ", ready after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            List<String> args = List.of("--artifacts.provider=s3", "--artifacts.s3.endpoint=" + c.getString("endpoint"),
+                    "--artifacts.s3.region=" + c.getString("region"),
+                    "--artifacts.s3.bucket=hypha-bench-" + Long.toHexString(System.nanoTime() & 0xffffffL),
+                    "--artifacts.s3.access-key=" + c.getString("access_key"),
+                    "--artifacts.s3.secret-key=" + c.getString("secret_key"));
+            config.put("ceph_server", Map.of("args", List.of(args.get(0), args.get(1)),
+                    "ceph", c.getString("version") + ", one node, bluestore on a sparse file, beast frontend"));
+            onServer(o, run, tmp, "ceph", args, cost, teardown);
+        } catch (Exception e) {
+            run.add(Row.of("artifact.ceph", Row.US).errors(1).note("Ceph half failed: " + Load.describe(e)));
+        } finally {
+            if (!shared) {
+                runScript(script, "stop", dir, dir.resolve("bench-stop.log"), Duration.ofSeconds(60));
+            }
+        }
+    }
+
+    /** A server on the s3 provider with {@code args}, provisioned, and every artifact scenario run on it. */
+    private static void onServer(Options o, Run run, Path tmp, String provider, List<String> args,
+                                 Map<String, Object> cost, List<Object> teardown) throws Exception {
+        try (HyphaTarget server = HyphaTarget.start(o.serverJar(), tmp, provider + "-server", args)) {
+            run.serverPid(server.child().map(Child::pid).orElse(-1L));
+            Map<String, Long> before = server.api().metrics();
+            HyphaTarget.Workspace ws = server.provision("bench-" + provider, Duration.ofHours(1));
+            ArtifactScenarios a = new ArtifactScenarios(run, server, ws, provider);
+            StringBuilder w = new StringBuilder();
+            if (a.available(w)) {
+                a.runAll();
+            } else {
+                skipAll(run, provider, w.toString());
+            }
+            ws.teardown().put("artifacts_deleted", DELETED.getOrDefault(provider, 0));
+            teardown.addAll(server.teardowns());
+            cost.put(provider + "_server", Run.delta(before, server.api().metrics()));
+        }
+    }
+
+    /** ./hypha test starts the cluster in the background and writes the start's exit code to start.rc. */
+    private static JsonObject awaitSharedCeph(Path dir) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(6).toNanos();
+        Path rc = dir.resolve("start.rc");
+        while (!Files.isRegularFile(rc) || Files.readString(rc).isBlank()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the Ceph start under " + dir + " did not end within 6 minutes");
+            }
+            Thread.sleep(200);
+        }
+        return cephJson(Integer.parseInt(Files.readString(rc).trim()), dir, dir.resolve("start.log"));
+    }
+
+    private static JsonObject startCeph(Path script, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Path log = dir.resolve("bench-start.log");
+        return cephJson(runScript(script, "start", dir, log, Duration.ofMinutes(6)), dir, log);
+    }
+
+    /** The cluster's ceph.json; null when the script said the packages cannot be installed (exit 3). */
+    private static JsonObject cephJson(int exit, Path dir, Path log) throws IOException {
+        if (exit == 3) {
+            return null;
+        }
+        if (exit != 0) {
+            throw new IOException("scripts/ceph.sh start failed (exit " + exit + "): " + tail(log));
+        }
+        return JsonText.parseObject(Files.readString(dir.resolve("ceph.json")));
+    }
+
+    private static int runScript(Path script, String command, Path dir, Path log, Duration bound) {
+        try {
+            List<String> cmd = new ArrayList<>(List.of("bash", script.toString(), command, "--dir", dir.toString()));
+            if (command.equals("stop")) {
+                cmd.add("--purge");
+            }
+            Files.createDirectories(log.getParent());
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(bound.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return -1;
+            }
+            return p.exitValue();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 4), lines.size()));
+        } catch (IOException e) {
+            return "(no log at " + log + ")";
+        }
     }
 }
