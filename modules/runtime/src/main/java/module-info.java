@@ -6,8 +6,8 @@ module io.hyphamesh.runtime {
     requires io.hyphamesh.api;
     requires io.hyphamesh.storage;
     requires io.hyphamesh.artifacts;
+    requires io.hyphamesh.cluster;
     requires io.helidon.webserver;
-    requires io.helidon.webserver.websocket;
     requires io.helidon.websocket;
     requires io.helidon.security.jwt;
     requires io.helidon.config;

@@ -3,27 +3,34 @@ package io.hyphamesh.runtime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.net.URI;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.websocket.WsConfig;
+import io.helidon.webserver.http1.Http1Config;
+import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
+import io.hyphamesh.runtime.cluster.ClusterWiring;
+import io.hyphamesh.runtime.cluster.SharedSecrets;
 import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.runtime.http.ArtifactRoutes;
+import io.hyphamesh.runtime.http.ClusterRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
 import io.hyphamesh.runtime.metrics.Metrics;
-import io.hyphamesh.runtime.objects.Objects;
+import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
+import io.hyphamesh.runtime.transport.WsUpgrade;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.StorageConfig;
 
@@ -44,10 +51,13 @@ public final class HyphaServer implements AutoCloseable {
     private final WebServer web;
     private final ArtifactStore artifacts;
     private final ArtifactJanitor janitor;
+    private final Optional<ClusterWiring> cluster;
     private volatile boolean running;
 
     private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
-                        Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor) {
+                        Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor,
+                        Optional<ClusterWiring> cluster) {
+        this.cluster = cluster;
         this.config = config;
         this.storage = storage;
         this.metrics = metrics;
@@ -67,14 +77,25 @@ public final class HyphaServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
-        Storage storage = Storage.open(StorageConfig.builder()
+        StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
                 .pageCacheSize(config.intValue("storage.page-cache"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
-                .build());
+                // PostgreSQL when storage.url is set (the rest is ignored by Derby)
+                .url(config.string("storage.url"))
+                .user(config.string("storage.user"))
+                .password(config.string("storage.password"))
+                .committers(config.intValue("storage.committers"))
+                .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
+                .partitions(config.intValue("cluster.partitions"));
+        config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
+        Optional<ClusterWiring> cluster = ClusterWiring.of(config);
+        cluster.ifPresent(c -> c.configure(storageConfig));
+        Storage storage = Storage.open(storageConfig.build());
+        int[] webPort = {config.intValue("port")};
         try {
             Metrics metrics = new Metrics();
             // the reference report's cost signals, present from the start
@@ -90,14 +111,23 @@ public final class HyphaServer implements AutoCloseable {
             metrics.gauge("storage_commit_submissions", "submissions committed since start",
                     () -> storage.stats().submissions());
             metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+            if (cluster.isPresent()) {
+                // every member signs and checks with the cluster's keys, kept in the shared database
+                SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
+            }
             TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
-            ObjectHost host = ObjectHost.create(storage, config, metrics, Objects::create);
+            ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
             ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                     config.duration("tokens.max-ttl"));
             Transport transport = new Transport(host, control, config, metrics);
+            cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
             ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
             HttpRouting.Builder routing = HttpRouting.builder()
+                    .addFilter(HttpSupport.framingFilter())
                     .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                    // before the control routes: in cluster mode it sends object routes to their owner
+                    .register(new ClusterRoutes(control, storage.partitions(), cluster,
+                            () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                     .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                             artifactRoutes::deleteWorkspace)
                             .backups(target -> io.hyphamesh.runtime.control.Backup.run(storage, dataDir, target)))
@@ -110,10 +140,15 @@ public final class HyphaServer implements AutoCloseable {
                     .shutdownHook(false)
                     .putListenerSocketOption(java.net.StandardSocketOptions.SO_REUSEADDR, true)
                     .maxPayloadSize(-1)
-                    .addProtocol(WsConfig.builder().name("websocket")
-                            .maxFrameLength(Math.max(config.intValue("ws.max-frame-bytes") * 4, 1 << 20)).build())
+                    .directHandlers(HttpSupport.directHandlers())
+                    // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
+                    // peer that vanished without a close frame)
+                    .protocolsDiscoverServices(false)
+                    .addConnectionSelector(Http1ConnectionSelector.builder()
+                            .config(Http1Config.create())
+                            .addUpgrader(WsUpgrade.create(transport))
+                            .build())
                     .routing(routing)
-                    .addRouting(transport.routing())
                     .build();
             // the store signs its URLs with the public URL, whose default names the port: with port 0 that
             // is known only once bound, so the store then opens after the listener (health is DOWN until then)
@@ -128,7 +163,14 @@ public final class HyphaServer implements AutoCloseable {
                     throw new IllegalStateException("cannot listen on " + config.string("host") + ":"
                             + config.intValue("port") + " (address in use?)");
                 }
+                webPort[0] = web.port();
+                if (cluster.isPresent()) {
+                    cluster.get().join(web.port(), storage, host, transport, control, metrics);
+                }
             } catch (RuntimeException e) {
+                if (web.isRunning()) {
+                    web.stop();
+                }
                 if (artifacts != null) {
                     artifacts.close();
                 }
@@ -149,7 +191,7 @@ public final class HyphaServer implements AutoCloseable {
                 throw e;
             }
             HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
-                    janitor);
+                    janitor, cluster);
             server.running = true;
             LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port()
                     + " (data: " + dataDir + ")");
@@ -158,6 +200,17 @@ public final class HyphaServer implements AutoCloseable {
             storage.close();
             throw e;
         }
+    }
+
+    /** The base URL clients reach this server at: {@code public-url}, else {@code http://host:port}. */
+    private static String publicUrl(HyphaConfig config, int[] port) {
+        return config.optional("public-url").filter(u -> !u.isBlank())
+                .orElse("http://" + config.string("host") + ":" + port[0]);
+    }
+
+    /** Cluster mode's wiring, when this server is a cluster member. */
+    public Optional<ClusterWiring> cluster() {
+        return cluster;
     }
 
     /** The port the server listens on. */
@@ -210,6 +263,8 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
+        // a cluster member first hands its partitions over (their sockets move, their objects commit)
+        cluster.ifPresent(ClusterWiring::close);
         try {
             transport.close();
             host.close();

@@ -4,12 +4,21 @@ import java.util.concurrent.CountDownLatch;
 
 import io.hyphamesh.runtime.config.HyphaConfig;
 
-/** {@code java -jar hypha-mesh.jar [--help] [--config file] [--key=value ...]}. */
+/**
+ * {@code java -jar hypha-mesh.jar [--help] [--config file] [--key=value ...]}, or {@code java -jar
+ * hypha-mesh.jar migrate --from DATA_DIR --to jdbc:postgresql://...} (see {@link
+ * io.hyphamesh.storage.Migration}).
+ */
 public final class Main {
     private Main() {
     }
 
     public static void main(String[] args) throws InterruptedException {
+        if (args.length > 0 && args[0].equals("migrate")) {
+            System.exit(io.hyphamesh.storage.Migration.run(java.util.List.of(args).subList(1, args.length),
+                    System.out, System.err));
+            return;
+        }
         for (String a : args) {
             if (a.equals("--help") || a.equals("-h")) {
                 System.out.print(HyphaConfig.help());

@@ -1,23 +1,43 @@
 package io.hyphamesh.storage;
 
 import java.nio.file.Path;
-import java.sql.DriverManager;
+import java.sql.Connection;
+import java.sql.Driver;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.util.List;
+import java.util.Properties;
 
-/** Apache Derby, embedded. */
+import org.apache.derby.jdbc.EmbeddedDriver;
+
+/**
+ * Apache Derby, embedded. Connections are made through Derby's own driver rather than {@link
+ * java.sql.DriverManager}, whose first use loads every JDBC driver on the class path (PostgreSQL's
+ * included): a server without cluster settings loads no PostgreSQL class.
+ */
 final class DerbyDialect implements Dialect {
     private static final int INLINE = 32_672;
+    private static final Driver DRIVER = new EmbeddedDriver();
 
-    @Override
-    public String url(Path shardDir) {
+    /** Opens (creating if needed) the database of one shard. */
+    Connection connect(Path shardDir) throws SQLException {
+        return DRIVER.connect(url(shardDir), new Properties());
+    }
+
+    /** JDBC URL that opens (creating if needed) the database of one shard. */
+    String url(Path shardDir) {
         return "jdbc:derby:" + shardDir.toAbsolutePath() + ";create=true";
     }
 
-    @Override
-    public void shutdown(Path shardDir) {
+    /** Opens an existing database without creating one (the migration's source). */
+    Connection connectExisting(Path shardDir) throws SQLException {
+        return DRIVER.connect("jdbc:derby:" + shardDir.toAbsolutePath(), new Properties());
+    }
+
+    /** Shuts one database down cleanly. */
+    void shutdown(Path shardDir) {
         try {
-            DriverManager.getConnection("jdbc:derby:" + shardDir.toAbsolutePath() + ";shutdown=true").close();
+            DRIVER.connect("jdbc:derby:" + shardDir.toAbsolutePath() + ";shutdown=true", new Properties()).close();
         } catch (SQLException e) {
             // 08006 is Derby's "database shut down" answer: the success case
             if (!"08006".equals(e.getSQLState())) {
@@ -37,6 +57,11 @@ final class DerbyDialect implements Dialect {
     }
 
     @Override
+    public int largeBinaryJdbcType() {
+        return Types.BLOB;
+    }
+
+    @Override
     public int inlineBytes() {
         return INLINE;
     }
@@ -47,32 +72,27 @@ final class DerbyDialect implements Dialect {
     }
 
     @Override
+    public boolean isMissingTable(SQLException e) {
+        return "42X05".equals(e.getSQLState());
+    }
+
+    @Override
+    public boolean isAmbiguousCommitFailure(SQLException e) {
+        return false;
+    }
+
+    @Override
+    public void lockMigrations(Connection c) {
+        // one embedded engine owns the database: nothing to serialize with
+    }
+
+    @Override
+    public void unlockMigrations(Connection c) {
+    }
+
+    @Override
     public List<List<String>> migrations() {
-        String small = inlineBinaryType();
-        String big = largeBinaryType();
-        return List.of(
-                // v1: catalog, objects, logs
-                List.of(
-                        "CREATE TABLE settings (k VARCHAR(128) NOT NULL PRIMARY KEY, v VARCHAR(4096) NOT NULL)",
-                        "CREATE TABLE workspaces (name VARCHAR(128) NOT NULL PRIMARY KEY, created_at BIGINT NOT NULL)",
-                        "CREATE TABLE tokens (id VARCHAR(64) NOT NULL PRIMARY KEY, workspace VARCHAR(128) NOT NULL,"
-                                + " permission VARCHAR(16) NOT NULL, client_id VARCHAR(128) NOT NULL,"
-                                + " issued_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, revoked_at BIGINT)",
-                        "CREATE INDEX tokens_ws ON tokens(workspace)",
-                        "CREATE TABLE objects (id BIGINT NOT NULL PRIMARY KEY, workspace VARCHAR(128) NOT NULL,"
-                                + " kind SMALLINT NOT NULL, name VARCHAR(128) NOT NULL, version BIGINT NOT NULL,"
-                                + " state_small " + small + ", state_big " + big + ","
-                                + " first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL, entries BIGINT NOT NULL,"
-                                + " bytes BIGINT NOT NULL, created_at BIGINT NOT NULL, last_activity BIGINT NOT NULL,"
-                                + " alarm_at BIGINT)",
-                        "CREATE UNIQUE INDEX objects_name ON objects(workspace, kind, name)",
-                        // runs of consecutive entries, one row each (see Chunks)
-                        "CREATE TABLE log_chunks (obj BIGINT NOT NULL, first_seq BIGINT NOT NULL,"
-                                + " last_seq BIGINT NOT NULL, data " + small + ", big " + big + ","
-                                + " PRIMARY KEY (obj, first_seq))",
-                        "CREATE TABLE log_producers (obj BIGINT NOT NULL, producer VARCHAR(128) NOT NULL,"
-                                + " pseq BIGINT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (obj, producer))",
-                        "CREATE TABLE log_dedupe (obj BIGINT NOT NULL, producer VARCHAR(128) NOT NULL,"
-                                + " pseq BIGINT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (obj, producer, pseq))"));
+        // v1: catalog, objects, logs
+        return List.of(Dialect.baseTables(inlineBinaryType(), largeBinaryType()));
     }
 }

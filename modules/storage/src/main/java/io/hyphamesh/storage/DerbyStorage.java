@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -23,8 +21,6 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
-import io.hyphamesh.api.ObjectKind;
-import io.hyphamesh.api.Permission;
 
 /**
  * Derby-backed {@link Storage}: one embedded database per shard under {@code <data-dir>/db}, each
@@ -33,14 +29,11 @@ import io.hyphamesh.api.Permission;
  */
 final class DerbyStorage implements Storage {
     private static final Logger LOG = Logger.getLogger(DerbyStorage.class.getName());
-    private static final String OBJECT_COLUMNS = "id, workspace, kind, name, version, first_seq, last_seq,"
-            + " entries, bytes, created_at, last_activity, alarm_at";
 
-    private final Dialect dialect;
     private final List<Shard> shards;
+    private final Partitions partitions = new SoleOwner();
 
-    private DerbyStorage(Dialect dialect, List<Shard> shards) {
-        this.dialect = dialect;
+    private DerbyStorage(List<Shard> shards) {
         this.shards = shards;
     }
 
@@ -53,7 +46,7 @@ final class DerbyStorage implements Storage {
         }
         int count = fixShardCount(dbDir, config.shards());
         configureDerby(config, dbDir);
-        Dialect dialect = new DerbyDialect();
+        DerbyDialect dialect = new DerbyDialect();
         List<Shard> shards = new ArrayList<>();
         try {
             for (int i = 0; i < count; i++) {
@@ -63,7 +56,7 @@ final class DerbyStorage implements Storage {
             shards.forEach(Shard::close);
             throw e;
         }
-        return new DerbyStorage(dialect, List.copyOf(shards));
+        return new DerbyStorage(List.copyOf(shards));
     }
 
     private static int fixShardCount(Path dbDir, int wanted) {
@@ -84,7 +77,7 @@ final class DerbyStorage implements Storage {
         }
     }
 
-    private static void configureDerby(StorageConfig config, Path dbDir) {
+    static void configureDerby(StorageConfig config, Path dbDir) {
         // Derby reads these once per JVM when the engine boots; later stores in the same JVM share them.
         setIfAbsent("derby.stream.error.file", dbDir.resolve("derby.log").toAbsolutePath().toString());
         setIfAbsent("derby.infolog.append", "true");
@@ -127,26 +120,21 @@ final class DerbyStorage implements Storage {
         return shards.get(shard).committer.submit(owner, writes);
     }
 
+    /** Derby: every catalog write goes to shard 0, as it always did. */
+    @Override
+    public CompletableFuture<Void> submitCatalog(List<Write> writes) {
+        CompletableFuture<Void> refused = Write.refuseNonCatalog(writes);
+        return refused != null ? refused : submit(0, WriteOwner.NONE, writes);
+    }
+
+    @Override
+    public Partitions partitions() {
+        return partitions;
+    }
+
     @Override
     public Optional<ObjectRow> loadObject(ObjectId id) {
-        Shard s = shards.get(shardOf(id));
-        return s.readCached(false, st -> {
-            PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS
-                    + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?");
-            ps.setString(1, id.workspace());
-            ps.setShort(2, (short) id.kind().ordinal());
-            ps.setString(3, id.name());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                byte[] state = rs.getBytes(13);
-                if (state == null) {
-                    state = rs.getBytes(14);
-                }
-                return Optional.of(objectRow(rs, state == null ? new byte[0] : state));
-            }
-        });
+        return shards.get(shardOf(id)).readCached(false, st -> Queries.loadObject(st, id));
     }
 
     @Override
@@ -154,97 +142,30 @@ final class DerbyStorage implements Storage {
         if (limit <= 0 || fromSeq > toSeq) {
             return List.of();
         }
-        String order = descending ? "DESC" : "ASC";
-        // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
-        return shards.get(shard).readCached(true, st -> {
-            PreparedStatement ps = st.prepare("SELECT first_seq, data, big FROM log_chunks"
-                    + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order);
-            {
-                ps.setLong(1, objectId);
-                ps.setLong(2, fromSeq - Chunks.MAX_ENTRIES);
-                ps.setLong(3, toSeq);
-                ps.setFetchSize(64);
-                List<LogEntry> out = new ArrayList<>(Math.min(limit, 1024));
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next() && out.size() < limit) {
-                        byte[] data = rs.getBytes(2);
-                        if (data == null) {
-                            data = rs.getBytes(3);
-                        }
-                        if (!descending) {
-                            Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, limit, out);
-                        } else {
-                            List<LogEntry> chunk = new ArrayList<>();
-                            Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, Integer.MAX_VALUE, chunk);
-                            for (int i = chunk.size() - 1; i >= 0 && out.size() < limit; i--) {
-                                out.add(chunk.get(i));
-                            }
-                        }
-                    }
-                }
-                return out;
-            }
-        });
+        return shards.get(shard).readCached(true, st -> Queries.readLog(st, objectId, fromSeq, toSeq, limit,
+                descending));
     }
 
     @Override
     public long lastLogSeq(int shard, long objectId, long atLeast) {
-        return shards.get(shard).readCached(false, st -> {
-            PreparedStatement ps = st.prepare("SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?");
-            {
-                ps.setLong(1, objectId);
-                ps.setLong(2, atLeast - Chunks.MAX_ENTRIES);
-                try (ResultSet rs = ps.executeQuery()) {
-                    long max = rs.next() ? rs.getLong(1) : 0;
-                    return Math.max(max, atLeast);
-                }
-            }
-        });
+        return shards.get(shard).readCached(false, st -> Queries.lastLogSeq(st, objectId, atLeast));
     }
 
     @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
-        return shards.get(shard).read(true, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT seq FROM log_dedupe WHERE obj = ? AND producer = ? AND pseq = ?")) {
-                ps.setLong(1, objectId);
-                ps.setString(2, producer);
-                ps.setLong(3, pseq);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
-                }
-            }
-        });
+        return shards.get(shard).read(true, c -> Queries.findProducerEntry(c, objectId, producer, pseq));
     }
 
     @Override
     public List<ProducerState> producers(int shard, long objectId) {
-        return shards.get(shard).readCached(false, st -> {
-            PreparedStatement ps = st.prepare("SELECT producer, pseq, seq FROM log_producers WHERE obj = ?");
-            {
-                ps.setLong(1, objectId);
-                List<ProducerState> out = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new ProducerState(rs.getString(1), rs.getLong(2), rs.getLong(3)));
-                    }
-                }
-                return out;
-            }
-        });
+        return shards.get(shard).readCached(false, st -> Queries.producers(st, objectId));
     }
 
     @Override
     public List<ObjectRow> listObjects(String workspace) {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.read(false, c -> {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?")) {
-                    ps.setString(1, workspace);
-                    return objectRows(ps);
-                }
-            }));
+            out.addAll(s.read(false, c -> Queries.listObjects(c, workspace)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         return out;
@@ -254,127 +175,39 @@ final class DerbyStorage implements Storage {
     public List<ObjectRow> alarms() {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.read(false, c -> {
-                try (PreparedStatement ps = c.prepareStatement(
-                        "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE alarm_at IS NOT NULL")) {
-                    return objectRows(ps);
-                }
-            }));
+            out.addAll(s.read(false, Queries::alarms));
         }
         return out;
     }
 
-    private static List<ObjectRow> objectRows(PreparedStatement ps) throws SQLException {
-        List<ObjectRow> rows = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                rows.add(objectRow(rs, new byte[0]));
-            }
-        }
-        return rows;
-    }
-
-    private static ObjectRow objectRow(ResultSet rs, byte[] state) throws SQLException {
-        ObjectKind kind = ObjectKind.values()[rs.getShort(3)];
-        ObjectId oid = new ObjectId(rs.getString(2), kind, rs.getString(4));
-        long alarm = rs.getLong(12);
-        Optional<Long> alarmAt = rs.wasNull() ? Optional.empty() : Optional.of(alarm);
-        return new ObjectRow(rs.getLong(1), oid, rs.getLong(5), state, rs.getLong(6), rs.getLong(7),
-                rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11), alarmAt);
-    }
-
     @Override
     public List<WorkspaceRow> workspaces() {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces ORDER BY name");
-                 ResultSet rs = ps.executeQuery()) {
-                List<WorkspaceRow> out = new ArrayList<>();
-                while (rs.next()) {
-                    out.add(new WorkspaceRow(rs.getString(1), rs.getLong(2)));
-                }
-                return out;
-            }
-        });
+        return catalog().read(false, Queries::workspaces);
     }
 
     @Override
     public Optional<WorkspaceRow> workspace(String name) {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces WHERE name = ?")) {
-                ps.setString(1, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(new WorkspaceRow(rs.getString(1), rs.getLong(2))) : Optional.empty();
-                }
-            }
-        });
+        return catalog().read(false, c -> Queries.workspace(c, name));
     }
-
-    private static final String TOKEN_COLUMNS = "id, workspace, permission, client_id, issued_at, expires_at, revoked_at";
 
     @Override
     public List<TokenRow> tokens(String workspace) {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at")) {
-                ps.setString(1, workspace);
-                List<TokenRow> out = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(tokenRow(rs));
-                    }
-                }
-                return out;
-            }
-        });
+        return catalog().read(false, c -> Queries.tokens(c, workspace));
     }
 
     @Override
     public Optional<TokenRow> token(String id) {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE id = ?")) {
-                ps.setString(1, id);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(tokenRow(rs)) : Optional.empty();
-                }
-            }
-        });
-    }
-
-    private static TokenRow tokenRow(ResultSet rs) throws SQLException {
-        long revoked = rs.getLong(7);
-        Optional<Long> revokedAt = rs.wasNull() ? Optional.empty() : Optional.of(revoked);
-        Permission p = Permission.ofWire(rs.getString(3)).orElse(Permission.READ);
-        return new TokenRow(rs.getString(1), rs.getString(2), p, rs.getString(4), rs.getLong(5), rs.getLong(6),
-                revokedAt);
+        return catalog().read(false, c -> Queries.token(c, id));
     }
 
     @Override
     public List<String> revokedTokenIds(long nowMillis) {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT id FROM tokens WHERE revoked_at IS NOT NULL AND expires_at > ?")) {
-                ps.setLong(1, nowMillis);
-                List<String> out = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(rs.getString(1));
-                    }
-                }
-                return out;
-            }
-        });
+        return catalog().read(false, c -> Queries.revokedTokenIds(c, nowMillis));
     }
 
     @Override
     public Optional<String> setting(String key) {
-        return catalog().read(false, c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT v FROM settings WHERE k = ?")) {
-                ps.setString(1, key);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-                }
-            }
-        });
+        return catalog().read(false, c -> Queries.setting(c, key));
     }
 
     @Override
@@ -410,7 +243,7 @@ final class DerbyStorage implements Storage {
             writes += s.committer.writes();
             failures += s.committer.failures();
         }
-        return new Stats(commits, subs, writes, failures);
+        return new Stats(commits, subs, writes, failures, 0);
     }
 
     private Shard catalog() {
@@ -433,29 +266,7 @@ final class DerbyStorage implements Storage {
     /** A JDBC step on a read connection's cached statements (never close them). */
     @FunctionalInterface
     interface CachedSqlFunction<T> {
-        T apply(Statements s) throws SQLException;
-    }
-
-    /**
-     * Prepared statements of one read connection, kept for its life; used only by the thread that
-     * holds the connection. Not thread-safe.
-     */
-    static final class Statements {
-        private final Connection c;
-        private final java.util.Map<String, PreparedStatement> bySql = new java.util.HashMap<>();
-
-        Statements(Connection c) {
-            this.c = c;
-        }
-
-        PreparedStatement prepare(String sql) throws SQLException {
-            PreparedStatement ps = bySql.get(sql);
-            if (ps == null) {
-                ps = c.prepareStatement(sql);
-                bySql.put(sql, ps);
-            }
-            return ps;
-        }
+        T apply(Queries.Statements s) throws SQLException;
     }
 
     /**
@@ -465,15 +276,15 @@ final class DerbyStorage implements Storage {
     static final class Shard {
         private final int index;
         private final Path dir;
-        private final Dialect dialect;
+        private final DerbyDialect dialect;
         private final GroupCommitter committer;
         private final BlockingQueue<Connection> readPool;
         private final List<Connection> allReaders;
-        private final java.util.Map<Connection, Statements> statements = new java.util.IdentityHashMap<>();
+        private final java.util.Map<Connection, Queries.Statements> statements = new java.util.IdentityHashMap<>();
         private final AtomicLong nextId;
         private volatile boolean closed;
 
-        private Shard(int index, Path dir, Dialect dialect, GroupCommitter committer, List<Connection> readers,
+        private Shard(int index, Path dir, DerbyDialect dialect, GroupCommitter committer, List<Connection> readers,
                       long maxId) {
             this.index = index;
             this.dir = dir;
@@ -482,14 +293,14 @@ final class DerbyStorage implements Storage {
             this.readPool = new ArrayBlockingQueue<>(readers.size(), false, readers);
             this.allReaders = readers;
             for (Connection r : readers) {
-                statements.put(r, new Statements(r));
+                statements.put(r, new Queries.Statements(r));
             }
             this.nextId = new AtomicLong(maxId);
         }
 
-        static Shard open(int index, Path dir, Dialect dialect, StorageConfig config) {
+        static Shard open(int index, Path dir, DerbyDialect dialect, StorageConfig config) {
             try {
-                Connection writer = DriverManager.getConnection(dialect.url(dir));
+                Connection writer = dialect.connect(dir);
                 Migrations.apply(writer, dialect);
                 long maxId;
                 try (Statement st = writer.createStatement();
@@ -501,7 +312,7 @@ final class DerbyStorage implements Storage {
                 writer.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
                 List<Connection> readers = new ArrayList<>();
                 for (int i = 0; i < config.readConnections(); i++) {
-                    Connection r = DriverManager.getConnection(dialect.url(dir));
+                    Connection r = dialect.connect(dir);
                     r.setAutoCommit(true);
                     readers.add(r);
                 }

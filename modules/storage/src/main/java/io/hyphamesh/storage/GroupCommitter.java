@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -19,26 +21,73 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 
 /**
- * The group commit of one shard, as a written contract:
+ * The group commit of one shard (Derby) or of the partitions {@code p mod K == k} (PostgreSQL), as
+ * a written contract:
  * <ol>
  *   <li>take every submission queued at this moment, up to {@code maxBatch};</li>
  *   <li>drop those whose owner is broken (they fail with {@code unavailable});</li>
- *   <li>apply the rest in submission order in one transaction, batching statements of a kind;</li>
+ *   <li>in a transaction, check the fence of every partition the batch carries ({@link Fence#epochs},
+ *       which locks those rows {@code FOR SHARE} until the transaction ends); submissions whose
+ *       partition's epoch no longer matches fail with {@code unavailable} ("not applied"), nothing
+ *       of them is written, and the partition is reported lost ({@link Fence#lost});</li>
+ *   <li>apply the rest in submission order in the same transaction, batching statements of a kind;</li>
  *   <li>commit once;</li>
  *   <li>only then complete every waiter, in submission order.</li>
  * </ol>
  * When that commit fails it is rolled back and its submissions are retried one by one, each in a
- * transaction of its own, so one bad write cannot fail the others; a submission that fails alone
- * fails its waiter, leaves nothing behind, and breaks its owner ({@link WriteOwner#commitFailed}).
+ * transaction of its own (fence included), so one bad write cannot fail the others; a submission
+ * that fails alone fails its waiter, leaves nothing behind, and breaks its owner ({@link
+ * WriteOwner#commitFailed}). When the connection to a database server broke during the commit
+ * itself ({@link Dialect#isAmbiguousCommitFailure}) nothing is retried: the waiters are told the
+ * outcome is unknown and their owners are broken, so they reload what was stored. A broken
+ * connection is reopened before the next transaction when a {@link Reconnect} is given.
  * One platform thread owns the write connection; {@link #submit} is safe from any thread. Waiters'
  * callbacks run on the committer thread, so they must be short and never block.
  */
 final class GroupCommitter {
     private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());
 
-    private final Connection conn;
+    /** The partition of submissions no fence guards: every Derby write, and catalog writes. */
+    static final int UNFENCED = -1;
+
+    /**
+     * The ownership check every fenced transaction starts with. Implementations are thread-safe.
+     */
+    interface Fence {
+        /** No partition is fenced (Derby: one process owns the data directory). */
+        Fence NONE = new Fence() {
+            @Override
+            public Map<Integer, Long> epochs(Connection c, Set<Integer> partitions) {
+                throw new IllegalStateException("no fence: every submission must be UNFENCED");
+            }
+
+            @Override
+            public void lost(int partition, long epoch) {
+            }
+        };
+
+        /**
+         * Inside the open transaction, before any write: the epoch this server holds in the database
+         * for each of {@code partitions} (absent: another server or none holds it). Locks those rows
+         * against a takeover until the transaction ends.
+         */
+        Map<Integer, Long> epochs(Connection c, Set<Integer> partitions) throws SQLException;
+
+        /** A fence check found {@code partition} no longer held at {@code epoch}. Called on the committer thread. */
+        void lost(int partition, long epoch);
+    }
+
+    /** Opens a fresh write connection after the old one broke. */
+    @FunctionalInterface
+    interface Reconnect {
+        Connection open() throws SQLException;
+    }
+
+    private final String name;
     private final Dialect dialect;
     private final int maxBatch;
+    private final Fence fence;
+    private final Reconnect reconnect;
     private final LinkedBlockingQueue<Submission> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean stopping;
@@ -46,21 +95,43 @@ final class GroupCommitter {
     private volatile long submissions;
     private volatile long writes;
     private volatile long failures;
+    private volatile long fenced;
 
-    private final PreparedStatement insertEntry;
-    private final PreparedStatement updateObject;
-    private final PreparedStatement insertObject;
-    private final PreparedStatement upsertProducerUpdate;
-    private final PreparedStatement upsertProducerInsert;
-    private final PreparedStatement insertDedupe;
+    // owned by the committer thread (replaced together when the connection is reopened)
+    private Connection conn;
+    private PreparedStatement insertEntry;
+    private PreparedStatement updateObject;
+    private PreparedStatement insertObject;
+    private PreparedStatement upsertProducerUpdate;
+    private PreparedStatement upsertProducerInsert;
+    private PreparedStatement insertDedupe;
 
-    private record Submission(WriteOwner owner, List<Write> writes, CompletableFuture<Void> done) {
+    private record Submission(int partition, long epoch, WriteOwner owner, List<Write> writes,
+                              CompletableFuture<Void> done) {
+    }
+
+    /** What one transaction did: the submissions it applied, those the fence refused, and its failure. */
+    private record Outcome(List<Submission> applied, List<Submission> fenced, Throwable failure, boolean unknown) {
     }
 
     GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch) throws SQLException {
+        this(name, conn, dialect, maxBatch, Fence.NONE, null);
+    }
+
+    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect)
+            throws SQLException {
+        this.name = name;
         this.conn = conn;
         this.dialect = dialect;
         this.maxBatch = maxBatch;
+        this.fence = fence;
+        this.reconnect = reconnect;
+        prepare();
+        this.thread = Thread.ofPlatform().name(name).daemon(false).unstarted(this::run);
+        this.thread.start();
+    }
+
+    private void prepare() throws SQLException {
         this.insertEntry = conn.prepareStatement(
                 "INSERT INTO log_chunks (obj, first_seq, last_seq, data, big) VALUES (?, ?, ?, ?, ?)");
         this.updateObject = conn.prepareStatement("UPDATE objects SET version = ?, state_small = ?, state_big = ?,"
@@ -73,17 +144,24 @@ final class GroupCommitter {
         this.upsertProducerInsert = conn.prepareStatement(
                 "INSERT INTO log_producers (pseq, seq, obj, producer) VALUES (?, ?, ?, ?)");
         this.insertDedupe = conn.prepareStatement("INSERT INTO log_dedupe (obj, producer, pseq, seq) VALUES (?, ?, ?, ?)");
-        this.thread = Thread.ofPlatform().name(name).daemon(false).unstarted(this::run);
-        this.thread.start();
     }
 
+    /** Queues an unfenced submission (every Derby write; catalog writes). */
     CompletableFuture<Void> submit(WriteOwner owner, List<Write> writes) {
+        return submit(UNFENCED, 0, owner, writes);
+    }
+
+    /**
+     * Queues a submission of {@code partition}, to commit only while this server holds it at
+     * {@code epoch} (or unfenced with {@link #UNFENCED}).
+     */
+    CompletableFuture<Void> submit(int partition, long epoch, WriteOwner owner, List<Write> writes) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (stopping) {
             done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage is shutting down"));
             return done;
         }
-        queue.add(new Submission(owner, writes, done));
+        queue.add(new Submission(partition, epoch, owner, writes, done));
         return done;
     }
 
@@ -101,6 +179,10 @@ final class GroupCommitter {
 
     long failures() {
         return failures;
+    }
+
+    long fenced() {
+        return fenced;
     }
 
     private void run() {
@@ -141,28 +223,45 @@ final class GroupCommitter {
         if (live.isEmpty()) {
             return;
         }
-        Throwable failure = tryCommit(live);
-        if (failure == null) {
-            completeAll(live);
+        Outcome o = tryCommit(live);
+        failFenced(o.fenced);
+        if (o.failure == null) {
+            completeAll(o.applied);
             return;
         }
-        if (live.size() == 1) {
-            fail(live.get(0), failure);
+        reopenIfBroken();
+        if (o.unknown) {
+            LOG.log(Level.WARNING, "commit of " + o.applied.size() + " submissions on " + name
+                    + " lost its connection while committing; outcome unknown", o.failure);
+            for (Submission s : o.applied) {
+                failUnknown(s, o.failure);
+            }
+            return;
+        }
+        if (o.applied.size() == 1) {
+            fail(o.applied.get(0), o.failure);
             return;
         }
         // one bad submission must not fail the others: retry each on its own, in order; an owner
         // whose submission failed is broken, so its later submissions fail without being tried
-        LOG.log(Level.WARNING, "group commit of " + live.size() + " submissions failed; retrying one by one", failure);
-        for (Submission s : live) {
+        LOG.log(Level.WARNING, "group commit of " + o.applied.size() + " submissions failed; retrying one by one",
+                o.failure);
+        for (Submission s : o.applied) {
             if (s.owner.broken()) {
                 s.done.completeExceptionally(brokenOwner());
                 continue;
             }
-            Throwable alone = tryCommit(List.of(s));
-            if (alone == null) {
-                completeAll(List.of(s));
-            } else {
-                fail(s, alone);
+            Outcome alone = tryCommit(List.of(s));
+            failFenced(alone.fenced);
+            if (alone.failure == null) {
+                completeAll(alone.applied);
+            } else if (!alone.applied.isEmpty()) {
+                reopenIfBroken();
+                if (alone.unknown) {
+                    failUnknown(s, alone.failure);
+                } else {
+                    fail(s, alone.failure);
+                }
             }
         }
     }
@@ -171,20 +270,50 @@ final class GroupCommitter {
         return new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry");
     }
 
-    /** Applies and commits the submissions in one transaction; the failure, rolled back, or null. */
-    private Throwable tryCommit(List<Submission> subs) {
+    /**
+     * Checks the fence, applies and commits the submissions in one transaction. On failure
+     * everything is rolled back; submissions the fence refused are reported apart either way (a
+     * stale epoch stays stale: epochs only grow).
+     */
+    private Outcome tryCommit(List<Submission> subs) {
+        List<Submission> apply = subs;
+        List<Submission> refused = List.of();
+        boolean committing = false;
         try {
-            Applier applier = new Applier();
+            Set<Integer> partitions = new TreeSet<>();
             for (Submission s : subs) {
+                if (s.partition != UNFENCED) {
+                    partitions.add(s.partition);
+                }
+            }
+            if (!partitions.isEmpty()) {
+                Map<Integer, Long> held = fence.epochs(conn, partitions);
+                List<Submission> ok = new ArrayList<>(subs.size());
+                List<Submission> stale = new ArrayList<>();
+                for (Submission s : subs) {
+                    if (s.partition == UNFENCED || Long.valueOf(s.epoch).equals(held.get(s.partition))) {
+                        ok.add(s);
+                    } else {
+                        stale.add(s);
+                    }
+                }
+                apply = ok;
+                refused = stale;
+            }
+            Applier applier = new Applier();
+            for (Submission s : apply) {
                 for (Write w : s.writes) {
                     applier.apply(w);
                 }
             }
             applier.finish();
+            committing = true;
+            // also when nothing was applied: ends the transaction that holds the fence's row locks
             conn.commit();
-            return null;
+            return new Outcome(apply, refused, null, false);
         } catch (Throwable t) {
             failures++;
+            boolean unknown = committing && t instanceof SQLException se && dialect.isAmbiguousCommitFailure(se);
             try {
                 conn.rollback();
                 insertEntry.clearBatch();
@@ -193,11 +322,64 @@ final class GroupCommitter {
             } catch (SQLException re) {
                 t.addSuppressed(re);
             }
-            return t;
+            return new Outcome(apply, refused, t, unknown);
+        }
+    }
+
+    private void reopenIfBroken() {
+        if (reconnect == null) {
+            return;
+        }
+        try {
+            if (conn.isValid(2)) {
+                return;
+            }
+        } catch (SQLException e) {
+            // treated as broken
+        }
+        try {
+            conn.close();
+        } catch (SQLException e) {
+            LOG.log(Level.FINE, "closing a broken write connection", e);
+        }
+        try {
+            conn = reconnect.open();
+            prepare();
+            LOG.info(name + ": write connection reopened");
+        } catch (SQLException e) {
+            LOG.warning(name + ": cannot reopen the write connection (will retry with the next commit): "
+                    + e.getMessage());
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException ie) {
+                Thread.interrupted();
+            }
+        }
+    }
+
+    private void failFenced(List<Submission> refused) {
+        for (Submission s : refused) {
+            fenced++;
+            try {
+                fence.lost(s.partition, s.epoch);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a partition-lost listener failed", e);
+            }
+            HyphaException he = new HyphaException(ErrorCode.UNAVAILABLE, "partition " + s.partition
+                    + " is no longer owned by this server (epoch " + s.epoch + " was fenced off); not applied");
+            try {
+                s.owner.commitFailed(he);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "owner failed to handle a commit failure", e);
+            }
+            s.done.completeExceptionally(he);
         }
     }
 
     private void completeAll(List<Submission> subs) {
+        if (subs.isEmpty()) {
+            return;
+        }
         commits++;
         submissions += subs.size();
         long n = 0;
@@ -223,6 +405,16 @@ final class GroupCommitter {
         }
         s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
                 "commit failed; nothing of it was stored: " + t.getMessage(), t));
+    }
+
+    private void failUnknown(Submission s, Throwable t) {
+        try {
+            s.owner.commitFailed(t);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "owner failed to handle a commit failure", e);
+        }
+        s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
+                "the connection to the database broke during the commit; outcome unknown: " + t.getMessage(), t));
     }
 
     void close() {
@@ -298,6 +490,7 @@ final class GroupCommitter {
                 case Write.RevokeToken r ->
                         update("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.revokedAtMillis(),
                                 r.tokenId());
+                case Write.InsertSetting s -> update("INSERT INTO settings (k, v) VALUES (?, ?)", s.key(), s.value());
                 case Write.PutSetting s -> {
                     update("DELETE FROM settings WHERE k = ?", s.key());
                     if (s.value().isPresent()) {
@@ -329,7 +522,7 @@ final class GroupCommitter {
             insertEntry.setLong(3, chunk.lastSeq);
             if (data.length <= dialect.inlineBytes()) {
                 insertEntry.setBytes(4, data);
-                insertEntry.setNull(5, Types.BLOB);
+                insertEntry.setNull(5, dialect.largeBinaryJdbcType());
             } else {
                 insertEntry.setNull(4, Types.VARBINARY);
                 insertEntry.setBytes(5, data);
@@ -418,10 +611,10 @@ final class GroupCommitter {
             byte[] state = r.state();
             if (state.length == 0) {
                 ps.setNull(2, Types.VARBINARY);
-                ps.setNull(3, Types.BLOB);
+                ps.setNull(3, dialect.largeBinaryJdbcType());
             } else if (state.length <= dialect.inlineBytes()) {
                 ps.setBytes(2, state);
-                ps.setNull(3, Types.BLOB);
+                ps.setNull(3, dialect.largeBinaryJdbcType());
             } else {
                 ps.setNull(2, Types.VARBINARY);
                 ps.setBytes(3, state);

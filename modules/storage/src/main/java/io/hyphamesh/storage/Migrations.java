@@ -10,7 +10,8 @@ import java.util.logging.Logger;
 /**
  * Versioned schema migrations: table {@code schema_version} holds the applied version; each
  * missing step runs in its own transaction together with the version bump, so a crash leaves the
- * schema at a whole version.
+ * schema at a whole version. Servers starting together on one PostgreSQL database take turns
+ * ({@link Dialect#lockMigrations}).
  */
 final class Migrations {
     private static final Logger LOG = Logger.getLogger(Migrations.class.getName());
@@ -22,8 +23,9 @@ final class Migrations {
     static int apply(Connection c, Dialect dialect) throws SQLException {
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
+        dialect.lockMigrations(c);
         try {
-            int current = currentVersion(c);
+            int current = currentVersion(c, dialect);
             List<List<String>> steps = dialect.migrations();
             if (current > steps.size()) {
                 throw new SQLException("database schema version " + current + " is newer than this server ("
@@ -44,19 +46,21 @@ final class Migrations {
             c.rollback();
             throw e;
         } finally {
+            dialect.unlockMigrations(c);
             c.setAutoCommit(auto);
         }
     }
 
-    private static int currentVersion(Connection c) throws SQLException {
+    private static int currentVersion(Connection c, Dialect dialect) throws SQLException {
         try (Statement st = c.createStatement()) {
             try (ResultSet rs = st.executeQuery("SELECT version FROM schema_version")) {
                 return rs.next() ? rs.getInt(1) : 0;
             } catch (SQLException missing) {
-                // 42X05: table does not exist yet
-                if (!"42X05".equals(missing.getSQLState())) {
+                if (!dialect.isMissingTable(missing)) {
                     throw missing;
                 }
+                // PostgreSQL aborts the transaction on any error: start over before creating
+                c.rollback();
                 st.execute("CREATE TABLE schema_version (version INT NOT NULL)");
                 st.executeUpdate("INSERT INTO schema_version VALUES (0)");
                 c.commit();

@@ -14,28 +14,66 @@ import io.hyphamesh.api.ObjectId;
  * thread; they never see a write before its commit returned, provided callers bound them to what
  * they know is committed (reads of Log entries run at READ UNCOMMITTED to avoid waiting on the
  * committer's locks).
+ * <p>
+ * Two stores stand behind it, chosen by {@link StorageConfig#url()}:
+ * <ul>
+ *   <li><b>Derby</b> (no URL): embedded databases under the data directory; a shard is one
+ *       database with one committer, and objects are spread over shards by their whole id.
+ *       {@link #partitions()} is a single owner of everything.</li>
+ *   <li><b>PostgreSQL</b> ({@code jdbc:postgresql://...}): one database shared by every server of a
+ *       cluster. A "shard" is a <em>partition</em>: {@link #shards()} is the partition count,
+ *       {@link #shardOf} is the partition of the object's workspace ({@link
+ *       Partitions#partitionOf(String, int)}), and {@link #submit} is fenced by that partition's
+ *       epoch ({@link Partitions}). A few committers, each with its own connection, serve all
+ *       partitions (partition {@code p} goes to committer {@code p mod K}).</li>
+ * </ul>
  */
 public interface Storage extends AutoCloseable {
 
-    /** Opens (creating and migrating if needed) the Derby databases under the configured directory. */
+    /**
+     * Opens (creating and migrating if needed) the store the configuration names: the Derby
+     * databases under the data directory, or the PostgreSQL database of {@link StorageConfig#url()}.
+     * No PostgreSQL class is loaded for Derby.
+     *
+     * @throws io.hyphamesh.api.HyphaException {@code unavailable} when the store cannot be opened,
+     *                                         or (PostgreSQL, {@link StorageConfig.Ownership#SOLE})
+     *                                         another server already uses the database
+     */
     static Storage open(StorageConfig config) {
+        if (config.url().isPresent()) {
+            return PostgresStorage.open(config);
+        }
         return DerbyStorage.open(config);
     }
 
-    /** Number of shards. */
+    /** Number of shards (PostgreSQL: partitions). */
     int shards();
 
-    /** The shard an object lives in; stable for the life of the data directory. */
+    /** The shard an object lives in (PostgreSQL: its workspace's partition); stable for the life of the store. */
     int shardOf(ObjectId id);
 
-    /** A fresh storage id for a new object in {@code shard}. */
+    /** A fresh storage id for a new object in {@code shard} (PostgreSQL: unique across every server). */
     long newObjectId(int shard);
 
     /**
      * Queues writes that must commit together; the future completes after the commit that holds
-     * them returned, or fails (then none of them is stored).
+     * them returned, or fails (then none of them is stored). PostgreSQL: the writes commit only
+     * while this server holds partition {@code shard} at the epoch held when they were submitted;
+     * otherwise the future fails {@code unavailable} ("not applied") and nothing of them is stored.
      */
     CompletableFuture<Void> submit(int shard, WriteOwner owner, List<Write> writes);
+
+    /**
+     * Queues catalog writes ({@link Write#isCatalog()}: workspaces, tokens, revocations, settings),
+     * which belong to no partition: no fence guards them, since every server may change the
+     * catalog (each row is one statement; concurrent servers are ordered by the database). Same
+     * group commit and acknowledgement as {@link #submit}. Derby: shard 0, as always. A non-catalog
+     * write fails the future ({@code internal}) and nothing is stored.
+     */
+    CompletableFuture<Void> submitCatalog(List<Write> writes);
+
+    /** Ownership of partitions and the fence ({@link Partitions}); Derby: a single owner of everything. */
+    Partitions partitions();
 
     /** Queues one write; see {@link #submit(int, WriteOwner, List)}. */
     default CompletableFuture<Void> submit(int shard, WriteOwner owner, Write write) {
@@ -90,14 +128,18 @@ public interface Storage extends AutoCloseable {
     /**
      * Online backup: a consistent copy of every shard's database into {@code target/db/shard-N}
      * (Derby's own backup; writes go on meanwhile), plus the shard count file. The copy is a data
-     * directory of its own once the server's keys are copied beside it.
+     * directory of its own once the server's keys are copied beside it. PostgreSQL: refused with
+     * {@code bad_request} (use the database's own tools: {@code pg_basebackup}, {@code pg_dump}).
      */
     void backup(java.nio.file.Path target);
 
     /** Commit counters, for metrics. */
     Stats stats();
 
-    /** Commits what is queued, stops the committers and shuts Derby down cleanly. */
+    /**
+     * Commits what is queued, stops the committers and shuts Derby down cleanly (PostgreSQL: then
+     * releases the partitions still held and closes every connection).
+     */
     @Override
     void close();
 
@@ -108,7 +150,8 @@ public interface Storage extends AutoCloseable {
      * @param submissions submissions completed
      * @param writes      writes applied
      * @param failures    commits that failed
+     * @param fenced      submissions refused by the partition fence (PostgreSQL)
      */
-    record Stats(long commits, long submissions, long writes, long failures) {
+    record Stats(long commits, long submissions, long writes, long failures, long fenced) {
     }
 }

@@ -1,10 +1,14 @@
 package io.hyphamesh.storage;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * Storage settings. Built with {@link #builder()}; immutable.
+ * Storage settings. Built with {@link #builder()}; immutable. Without a {@link #url()} the store is
+ * embedded Derby under {@link #dataDir()}; with a {@code jdbc:postgresql://} URL it is that
+ * PostgreSQL database (and the Derby settings are ignored).
  */
 public final class StorageConfig {
     private final Path dataDir;
@@ -13,6 +17,34 @@ public final class StorageConfig {
     private final int readConnections;
     private final int pageCacheSize;
     private final boolean durable;
+    private final Optional<String> url;
+    private final Optional<String> user;
+    private final Optional<String> password;
+    private final Optional<Path> passwordFile;
+    private final int partitions;
+    private final Ownership ownership;
+    private final String nodeId;
+    private final int committers;
+    private final Duration idleInTransactionTimeout;
+
+    /**
+     * How a PostgreSQL store is owned.
+     */
+    public enum Ownership {
+        /**
+         * One server alone (no ZooKeeper): it takes an exclusive session-level advisory lock for
+         * its whole life (a second server on the same database is refused at start, with one line
+         * naming the holder) and acquires every partition at start.
+         */
+        SOLE,
+        /**
+         * A member of a cluster whose coordination layer calls {@link Partitions#acquire} and
+         * {@link Partitions#release} itself: the store acquires nothing at start and takes the
+         * advisory lock in shared mode, so cluster members start beside each other but never beside
+         * a {@link #SOLE} server.
+         */
+        COORDINATED
+    }
 
     private StorageConfig(Builder b) {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
@@ -21,13 +53,22 @@ public final class StorageConfig {
         this.readConnections = b.readConnections;
         this.pageCacheSize = b.pageCacheSize;
         this.durable = b.durable;
+        this.url = b.url;
+        this.user = b.user;
+        this.password = b.password;
+        this.passwordFile = b.passwordFile;
+        this.partitions = b.partitions;
+        this.ownership = b.ownership;
+        this.nodeId = b.nodeId.orElseGet(StorageConfig::defaultNodeId);
+        this.committers = b.committers;
+        this.idleInTransactionTimeout = b.idleInTransactionTimeout;
     }
 
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Directory holding the Derby databases ({@code <data-dir>/db/shard-N}). */
+    /** Directory holding the Derby databases ({@code <data-dir>/db/shard-N}); unused by PostgreSQL. */
     public Path dataDir() {
         return dataDir;
     }
@@ -42,7 +83,7 @@ public final class StorageConfig {
         return maxBatch;
     }
 
-    /** Read connections per shard. */
+    /** Read connections per shard (PostgreSQL: per committer; the read pool holds {@code committers x this}). */
     public int readConnections() {
         return readConnections;
     }
@@ -52,9 +93,74 @@ public final class StorageConfig {
         return pageCacheSize;
     }
 
-    /** When false, Derby is told not to sync (tests and benches of non-durable modes only). */
+    /**
+     * When false, Derby is told not to sync, and PostgreSQL commits with {@code synchronous_commit
+     * = off} (tests and benches of non-durable modes only).
+     */
     public boolean durable() {
         return durable;
+    }
+
+    /** The PostgreSQL JDBC URL ({@code jdbc:postgresql://host:port/db}); empty for Derby. */
+    public Optional<String> url() {
+        return url;
+    }
+
+    /** PostgreSQL user. */
+    public Optional<String> user() {
+        return user;
+    }
+
+    /** PostgreSQL password given directly. */
+    public Optional<String> password() {
+        return password;
+    }
+
+    /** A file whose content (trailing line breaks dropped) is the PostgreSQL password; read at open. */
+    public Optional<Path> passwordFile() {
+        return passwordFile;
+    }
+
+    /**
+     * PostgreSQL: number of partitions, used only when the database is created (the stored count
+     * wins afterwards; a different configured count is logged and ignored).
+     */
+    public int partitions() {
+        return partitions;
+    }
+
+    /** PostgreSQL: sole owner or cluster member. */
+    public Ownership ownership() {
+        return ownership;
+    }
+
+    /** This server's name in the partitions table (default {@code <hostname>-<pid>}). */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** PostgreSQL: committer threads, each with its own write connection; partition p goes to p mod this. */
+    public int committers() {
+        return committers;
+    }
+
+    /**
+     * PostgreSQL: {@code idle_in_transaction_session_timeout} of the write connections. A server
+     * paused mid-commit (SIGSTOP, a long GC pause) holds its partitions' row locks, which a new
+     * owner's acquire waits behind; the database ends such a session after this long.
+     */
+    public Duration idleInTransactionTimeout() {
+        return idleInTransactionTimeout;
+    }
+
+    private static String defaultNodeId() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            host = "localhost";
+        }
+        return host + "-" + ProcessHandle.current().pid();
     }
 
     /** Builder of {@link StorageConfig}. Not thread-safe. */
@@ -65,6 +171,15 @@ public final class StorageConfig {
         private int readConnections = 4;
         private int pageCacheSize = 4000;
         private boolean durable = true;
+        private Optional<String> url = Optional.empty();
+        private Optional<String> user = Optional.empty();
+        private Optional<String> password = Optional.empty();
+        private Optional<Path> passwordFile = Optional.empty();
+        private int partitions = 64;
+        private Ownership ownership = Ownership.SOLE;
+        private Optional<String> nodeId = Optional.empty();
+        private int committers = 4;
+        private Duration idleInTransactionTimeout = Duration.ofSeconds(5);
 
         private Builder() {
         }
@@ -108,7 +223,76 @@ public final class StorageConfig {
             return this;
         }
 
+        /** A {@code jdbc:postgresql://} URL selects PostgreSQL; an empty string selects Derby. */
+        public Builder url(String url) {
+            if (url.isBlank()) {
+                this.url = Optional.empty();
+                return this;
+            }
+            if (!url.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException("storage.url must be a jdbc:postgresql:// URL (or empty for Derby): "
+                        + url);
+            }
+            this.url = Optional.of(url);
+            return this;
+        }
+
+        public Builder user(String user) {
+            this.user = user.isEmpty() ? Optional.empty() : Optional.of(user);
+            return this;
+        }
+
+        public Builder password(String password) {
+            this.password = password.isEmpty() ? Optional.empty() : Optional.of(password);
+            return this;
+        }
+
+        public Builder passwordFile(Path file) {
+            this.passwordFile = Optional.of(file);
+            return this;
+        }
+
+        public Builder partitions(int partitions) {
+            if (partitions < 1 || partitions > 4096) {
+                throw new IllegalArgumentException("cluster.partitions must be 1..4096");
+            }
+            this.partitions = partitions;
+            return this;
+        }
+
+        public Builder ownership(Ownership ownership) {
+            this.ownership = Objects.requireNonNull(ownership);
+            return this;
+        }
+
+        public Builder nodeId(String nodeId) {
+            if (nodeId.isBlank() || nodeId.length() > 128) {
+                throw new IllegalArgumentException("node id must be 1..128 characters");
+            }
+            this.nodeId = Optional.of(nodeId);
+            return this;
+        }
+
+        public Builder committers(int n) {
+            if (n < 1 || n > 64) {
+                throw new IllegalArgumentException("committers must be 1..64");
+            }
+            this.committers = n;
+            return this;
+        }
+
+        public Builder idleInTransactionTimeout(Duration d) {
+            if (d.toMillis() < 100) {
+                throw new IllegalArgumentException("idle-in-transaction timeout must be at least 100 ms");
+            }
+            this.idleInTransactionTimeout = d;
+            return this;
+        }
+
         public StorageConfig build() {
+            if (password.isPresent() && passwordFile.isPresent()) {
+                throw new IllegalArgumentException("set storage.password or storage.password-file, not both");
+            }
             return new StorageConfig(this);
         }
     }

@@ -1,21 +1,21 @@
 package io.hyphamesh.storage;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Semaphore;
 
 import io.hyphamesh.api.ObjectId;
 
 /**
- * Child JVM of {@link KillNineDurabilityTest}: appends to one Log with 32 submissions in flight and
- * prints {@code ACK <seq>} for each acknowledged append, until it is killed.
+ * Child JVM of {@link KillNineDurabilityTest}: opens the store named by its arguments ({@code derby
+ * DIR} or {@code pg URL}), appends to one Log with 32 submissions in flight and prints {@code ACK
+ * <seq>} for each acknowledged append, until it is killed.
  */
 public final class AppendingChild {
     private AppendingChild() {
     }
 
     public static void main(String[] args) throws Exception {
-        Storage storage = Storage.open(StorageConfig.builder().dataDir(Path.of(args[0])).shards(2).build());
+        Storage storage = StorageFixture.fromArgs(args[0], args[1]).open(2);
         ObjectId oid = ObjectId.log("w1", "durable");
         int shard = storage.shardOf(oid);
         long id = storage.newObjectId(shard);

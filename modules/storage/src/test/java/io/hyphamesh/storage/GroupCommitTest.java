@@ -21,14 +21,21 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class GroupCommitTest {
+/**
+ * Conformance of the group commit, run against both stores ({@link DerbyGroupCommitTest},
+ * {@link PostgresGroupCommitTest}).
+ */
+abstract class GroupCommitTest {
     private Storage storage;
-    private java.nio.file.Path dir;
+    private StorageFixture.Backend backend;
+
+    /** The store under test. */
+    abstract StorageFixture.Backend backend();
 
     @BeforeEach
     void open() {
-        dir = StorageFixture.tempDir();
-        storage = Storage.open(StorageConfig.builder().dataDir(dir).shards(2).build());
+        backend = backend();
+        storage = backend.open(2);
     }
 
     @AfterEach
@@ -157,6 +164,54 @@ class GroupCommitTest {
     }
 
     @Test
+    void catalogWritesGoThroughTheUnfencedPathAndOthersAreRefusedThere() throws Exception {
+        long now = System.currentTimeMillis();
+        storage.submitCatalog(List.of(new Write.PutWorkspace(new WorkspaceRow("cat", now)),
+                new Write.PutToken(new TokenRow("t1", "cat", io.hyphamesh.api.Permission.ADMIN, "c", now, now + 60_000,
+                        Optional.empty())),
+                new Write.PutSetting("s", Optional.of("1")))).get(10, TimeUnit.SECONDS);
+        storage.submitCatalog(List.of(new Write.RevokeToken("t1", now + 1))).get(10, TimeUnit.SECONDS);
+        assertEquals(List.of("cat"), storage.workspaces().stream().map(WorkspaceRow::name).toList());
+        assertEquals(Optional.of(now + 1), storage.token("t1").orElseThrow().revokedAt());
+        assertEquals(List.of("t1"), storage.revokedTokenIds(now));
+        assertEquals(Optional.of("1"), storage.setting("s"));
+
+        ObjectId doc = ObjectId.doc("cat", "d");
+        long id = storage.newObjectId(storage.shardOf(doc));
+        CompletableFuture<Void> f = storage.submitCatalog(List.of(new Write.PutSetting("s", Optional.of("2")),
+                new Write.PutObject(new ObjectRow(id, doc, 1, new byte[0], 0, 0, 0, 0, now, now, Optional.empty()))));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        assertEquals(ErrorCode.INTERNAL, assertInstanceOf(HyphaException.class, e.getCause()).code());
+        assertEquals(Optional.of("1"), storage.setting("s"), "nothing of a refused catalog submission is stored");
+        assertTrue(storage.loadObject(doc).isEmpty());
+
+        storage.submitCatalog(List.of(new Write.DeleteWorkspace("cat"))).get(10, TimeUnit.SECONDS);
+        assertTrue(storage.workspace("cat").isEmpty());
+        assertTrue(storage.tokens("cat").isEmpty(), "deleting a workspace deletes its tokens");
+    }
+
+    @Test
+    void objectIdsAreUniqueWithinAShardAndOnPostgresqlAcrossTheDatabase() {
+        java.util.Map<Integer, java.util.Set<Long>> perShard = new java.util.HashMap<>();
+        java.util.Set<Long> all = new java.util.HashSet<>();
+        for (int i = 0; i < 2500; i++) {
+            int shard = i % storage.shards();
+            long id = storage.newObjectId(shard);
+            assertTrue(perShard.computeIfAbsent(shard, k -> new java.util.HashSet<>()).add(id),
+                    "id " + id + " handed out twice in shard " + shard);
+            all.add(id);
+        }
+        if (!storage.partitions().fenced()) {
+            return; // Derby: each shard is its own database with its own ids
+        }
+        assertEquals(2500, all.size(), "PostgreSQL ids are unique across partitions");
+        storage.close();
+        storage = backend.open(2);
+        long next = storage.newObjectId(0);
+        assertTrue(all.stream().allMatch(i -> i < next), "ids after a restart come after every earlier one, even unused");
+    }
+
+    @Test
     void reopeningKeepsDataAndShardCount() throws Exception {
         ObjectId oid = ObjectId.log("w1", "keep");
         int shard = storage.shardOf(oid);
@@ -164,8 +219,8 @@ class GroupCommitTest {
         storage.submit(shard, WriteOwner.NONE, List.of(new Write.AppendEntries(id, StorageFixture.entries(1, 3)),
                 new Write.PutObject(StorageFixture.logRow(id, oid, 3)))).get(10, TimeUnit.SECONDS);
         storage.close();
-        storage = Storage.open(StorageConfig.builder().dataDir(dir).shards(7).build());
-        assertEquals(2, storage.shards(), "the shard count is fixed when the data directory is created");
+        storage = backend.open(7);
+        assertEquals(2, storage.shards(), "the shard count is fixed when the store is created");
         assertEquals(3, storage.loadObject(oid).orElseThrow().lastSeq());
         assertEquals(3, storage.readLog(shard, id, 1, 3, 10, false).size());
         assertTrue(storage.newObjectId(shard) > id, "ids are not reused after a restart");

@@ -9,10 +9,107 @@ import java.util.List;
 import java.util.Optional;
 
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.testing.PostgresProcess;
 
 /** Helpers shared by the storage tests. */
 final class StorageFixture {
     private StorageFixture() {
+    }
+
+    /**
+     * One store under test, opened as often as a test likes (each open sees what earlier ones
+     * committed): a Derby data directory, or a fresh PostgreSQL database on the shared server.
+     */
+    interface Backend {
+        /** Opens the store; {@code shards} is Derby's shard count or PostgreSQL's partition count (used at creation). */
+        Storage open(int shards);
+
+        /** The configuration {@link #open} uses, to build on. */
+        StorageConfig.Builder config(int shards);
+
+        /** Arguments that let a child JVM open the same store ({@link #fromArgs}). */
+        List<String> args();
+    }
+
+    static Backend derby() {
+        Path dir = tempDir();
+        return new Backend() {
+            @Override
+            public Storage open(int shards) {
+                return Storage.open(config(shards).build());
+            }
+
+            @Override
+            public StorageConfig.Builder config(int shards) {
+                return StorageConfig.builder().dataDir(dir).shards(shards);
+            }
+
+            @Override
+            public List<String> args() {
+                return List.of("derby", dir.toString());
+            }
+
+            @Override
+            public String toString() {
+                return "Derby at " + dir;
+            }
+        };
+    }
+
+    /** A fresh database on the shared PostgreSQL server; skips the test when there is none. */
+    static Backend postgres() {
+        String url = PostgresProcess.sharedOrSkip().newDatabase();
+        return postgres(url);
+    }
+
+    static Backend postgres(String url) {
+        Path dir = tempDir();
+        return new Backend() {
+            @Override
+            public Storage open(int shards) {
+                return Storage.open(config(shards).build());
+            }
+
+            @Override
+            public StorageConfig.Builder config(int shards) {
+                return StorageConfig.builder().dataDir(dir).url(url).user(PostgresProcess.USER).partitions(shards)
+                        .committers(2).readConnections(2);
+            }
+
+            @Override
+            public List<String> args() {
+                return List.of("pg", url);
+            }
+
+            @Override
+            public String toString() {
+                return "PostgreSQL " + url;
+            }
+        };
+    }
+
+    /** The backend a child JVM was given with {@link Backend#args()}. */
+    static Backend fromArgs(String kind, String where) {
+        if (kind.equals("pg")) {
+            return postgres(where);
+        }
+        Path dir = Path.of(where);
+        return new Backend() {
+            @Override
+            public Storage open(int shards) {
+                return Storage.open(config(shards).build());
+            }
+
+            @Override
+            public StorageConfig.Builder config(int shards) {
+                return StorageConfig.builder().dataDir(dir).shards(shards);
+            }
+
+            @Override
+            public List<String> args() {
+                return List.of("derby", dir.toString());
+            }
+        };
     }
 
     static Path tempDir() {

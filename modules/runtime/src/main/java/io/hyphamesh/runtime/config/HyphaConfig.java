@@ -35,6 +35,20 @@ public final class HyphaConfig {
             new Setting("storage.page-cache", "4000", "Derby page cache per shard, in 4 KiB pages"),
             new Setting("storage.read-connections", "4", "read connections per shard"),
             new Setting("storage.durable", "true", "fsync every commit; false only for throwaway benchmarks"),
+            new Setting("storage.url", "", "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); empty: embedded Derby under data-dir"),
+            new Setting("storage.user", "", "PostgreSQL user"),
+            new Setting("storage.password", "", "PostgreSQL password (prefer storage.password-file)"),
+            new Setting("storage.password-file", "", "file holding the PostgreSQL password (trailing line break ignored)"),
+            new Setting("storage.committers", "4", "PostgreSQL: group-commit threads, one write connection each; partition p commits on p mod this"),
+            new Setting("storage.idle-in-transaction-timeout", "5s", "PostgreSQL: a write session idle inside a transaction this long (a paused server) is ended by the database, releasing its partitions' locks"),
+            new Setting("cluster.partitions", "64", "PostgreSQL: partitions workspaces are spread over (CRC-32 of the name mod this); fixed when the database is created"),
+            new Setting("cluster.zookeeper", "", "ZooKeeper connect string (host:port,...): cluster mode, with storage.url; empty: a single server"),
+            new Setting("cluster.session-timeout", "6s", "ZooKeeper session timeout: a server silent this long is declared lost and its workspaces move (at least 3s on small machines)"),
+            new Setting("cluster.advertise-url", "", "the URL other servers and clients reach this server at; default public-url, else http://<host>:<port>"),
+            new Setting("cluster.node-id", "", "this server's name in the cluster; default host:port of cluster.advertise-url"),
+            new Setting("cluster.moves-per-second", "4", "most partitions moved per second when rebalancing live servers (a lost server's move at once)"),
+            new Setting("cluster.release-timeout", "5s", "how long a partition moving away may drain before its new owner takes it anyway"),
+            new Setting("cluster.catalog-poll", "500ms", "how often a cluster member reads the shared catalog (workspaces, revocations) for changes made on other servers"),
             new Setting("objects.idle-timeout", "60s", "an object with no activity and no subscribers this long is hibernated"),
             new Setting("http.max-body-bytes", "65536", "largest control-plane request body"),
             new Setting("ws.max-frame-bytes", "1048576", "largest WebSocket message a client may send"),
@@ -186,7 +200,7 @@ public final class HyphaConfig {
         Map<String, String> out = new LinkedHashMap<>();
         for (Setting s : SETTINGS) {
             String v = values.get(s.key());
-            boolean secret = s.key().contains("token") || s.key().contains("secret");
+            boolean secret = s.key().contains("token") || s.key().contains("secret") || s.key().contains("password");
             out.put(s.key(), secret && !v.isEmpty() ? "****" : v);
         }
         return out;

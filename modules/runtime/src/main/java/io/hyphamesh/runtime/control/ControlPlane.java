@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,6 +48,8 @@ public final class ControlPlane {
     private final Set<String> revoked = ConcurrentHashMap.newKeySet();
     private final ReentrantLock mutations = new ReentrantLock();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    /** The catalog is shared with other servers (PostgreSQL): cache misses are read from storage. */
+    private final boolean shared;
 
     /** Told about revocations and deletions, to close live sockets and drop state at once. */
     public interface Listener {
@@ -63,6 +66,7 @@ public final class ControlPlane {
         this.host = host;
         this.defaultTtl = defaultTtl;
         this.maxTtl = maxTtl;
+        this.shared = storage.partitions().fenced();
         for (WorkspaceRow w : storage.workspaces()) {
             workspaces.put(w.name(), w.createdAt());
         }
@@ -86,7 +90,7 @@ public final class ControlPlane {
         if (revoked.contains(p.tokenId().orElseThrow())) {
             throw HyphaException.unauthorized("token revoked");
         }
-        Long created = workspaces.get(p.workspace().orElseThrow());
+        Long created = created(p.workspace().orElseThrow());
         if (created == null) {
             throw HyphaException.unauthorized("token's workspace no longer exists");
         }
@@ -104,12 +108,70 @@ public final class ControlPlane {
     }
 
     public boolean exists(String workspace) {
-        return workspaces.containsKey(workspace);
+        return created(workspace) != null;
+    }
+
+    /**
+     * The creation time of a workspace, or null. The catalog is cached; with a shared catalog
+     * (cluster mode) a miss is read from storage, since another server may just have created it.
+     */
+    private Long created(String workspace) {
+        Long c = workspaces.get(workspace);
+        if (c == null && shared) {
+            Optional<WorkspaceRow> row = storage.workspace(workspace);
+            if (row.isPresent()) {
+                workspaces.put(workspace, row.get().createdAt());
+                c = row.get().createdAt();
+            }
+        }
+        return c;
+    }
+
+    /**
+     * Reads the shared catalog again (cluster mode: other servers change it): workspaces deleted
+     * elsewhere are gone here too, tokens revoked elsewhere close their sockets here. Called
+     * periodically by the cluster wiring.
+     */
+    public void refreshShared() {
+        // under the mutation lock: a workspace created here is in the cache exactly when it is committed
+        mutations.lock();
+        try {
+            refreshLocked();
+        } finally {
+            mutations.unlock();
+        }
+    }
+
+    private void refreshLocked() {
+        Map<String, Long> now = new java.util.HashMap<>();
+        for (WorkspaceRow w : storage.workspaces()) {
+            now.put(w.name(), w.createdAt());
+        }
+        List<String> revokedNow = storage.revokedTokenIds(System.currentTimeMillis());
+        for (String name : List.copyOf(workspaces.keySet())) {
+            Long mine = workspaces.get(name);
+            Long theirs = now.get(name);
+            if (theirs == null || !theirs.equals(mine)) {
+                // deleted (or deleted and created again) on another server
+                workspaces.remove(name);
+                for (Listener l : listeners) {
+                    l.workspaceDeleted(name);
+                }
+            }
+        }
+        workspaces.putAll(now);
+        for (String id : revokedNow) {
+            if (revoked.add(id)) {
+                for (Listener l : listeners) {
+                    l.tokenRevoked(id);
+                }
+            }
+        }
     }
 
     /** Refuses with {@code not_found} unless the workspace exists. */
     public void requireExists(String workspace) {
-        if (!workspaces.containsKey(workspace)) {
+        if (created(workspace) == null) {
             throw HyphaException.notFound("workspace '" + Names.printable(workspace) + "' does not exist");
         }
     }
@@ -177,8 +239,13 @@ public final class ControlPlane {
                 LOG.log(Level.WARNING, "objects of " + name + " did not close in time", e);
             }
             // after the objects closed: their queued writes are ahead of these purges in each shard's queue
-            for (int s = 0; s < storage.shards(); s++) {
-                commitOn(s, new Write.PurgeWorkspace(name));
+            if (storage.partitions().fenced()) {
+                // PostgreSQL: every object of a workspace is in its partition
+                commitOn(storage.partitions().partitionOf(name), new Write.PurgeWorkspace(name));
+            } else {
+                for (int s = 0; s < storage.shards(); s++) {
+                    commitOn(s, new Write.PurgeWorkspace(name));
+                }
             }
             deleteBlobs.run();
         } finally {
@@ -266,13 +333,18 @@ public final class ControlPlane {
         return out;
     }
 
+    /** A catalog write (no partition: any server of a cluster may make it). */
     private void commit(Write w) {
-        commitOn(0, w);
+        await(storage.submitCatalog(List.of(w)));
     }
 
     private void commitOn(int shard, Write w) {
+        await(storage.submit(shard, WriteOwner.NONE, w));
+    }
+
+    private static void await(java.util.concurrent.CompletableFuture<Void> f) {
         try {
-            storage.submit(shard, WriteOwner.NONE, w).get(30, TimeUnit.SECONDS);
+            f.get(30, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof HyphaException he) {
                 throw he;

@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.storage.ObjectRow;
@@ -27,9 +28,12 @@ final class Alarms {
         this.timers = timers;
     }
 
-    void loadPersisted(Storage storage) {
+    /** Arms the stored alarms of the workspaces {@code which} accepts. */
+    void loadPersisted(Storage storage, Predicate<String> which) {
         for (ObjectRow row : storage.alarms()) {
-            row.alarmAt().ifPresent(at -> schedule(row.objectId(), Optional.of(Instant.ofEpochMilli(at))));
+            if (which.test(row.objectId().workspace())) {
+                row.alarmAt().ifPresent(at -> schedule(row.objectId(), Optional.of(Instant.ofEpochMilli(at))));
+            }
         }
     }
 
@@ -52,8 +56,13 @@ final class Alarms {
     }
 
     void cancelWorkspace(String workspace) {
+        cancelWhere(workspace::equals);
+    }
+
+    /** Disarms the alarms of the workspaces {@code which} accepts (they moved to another server). */
+    void cancelWhere(Predicate<String> which) {
         pending.entrySet().removeIf(e -> {
-            if (e.getKey().workspace().equals(workspace)) {
+            if (which.test(e.getKey().workspace())) {
                 e.getValue().cancel(false);
                 return true;
             }

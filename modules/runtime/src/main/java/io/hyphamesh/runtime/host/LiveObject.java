@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -33,12 +34,16 @@ public abstract class LiveObject implements WriteOwner {
     protected final ObjectContext ctx;
     /** The storage shard the object lives in. */
     protected final int shard;
+    /** Where the object's writes wait for their commit; flushed at the end of every mailbox run. */
+    protected final WriteGate gate = new WriteGate(this);
 
     private final ConcurrentLinkedQueue<Object> mailbox = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final ReentrantLock lifecycle = new ReentrantLock();
     private boolean closed;
     private boolean loaded;
+    /** Set by {@link Leave}: completed once the last write committed and the instance closed. */
+    private CompletableFuture<Void> leaving;
     private volatile boolean broken;
     private volatile long lastActivityNanos = System.nanoTime();
 
@@ -61,11 +66,21 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     /** Delete the object's stored state; completes with whether it existed, after the commit. */
-    record Delete(java.util.concurrent.CompletableFuture<Boolean> done) {
+    record Delete(CompletableFuture<Boolean> done) {
     }
 
-    /** Close for good (workspace deletion); completes when done. */
-    record Terminate(java.util.concurrent.CompletableFuture<Void> done) {
+    /**
+     * Close for good, now (workspace deletion, a partition lost to another server): nothing of
+     * this instance commits any more, what is queued fails with {@code reason}; completes when done.
+     */
+    record Terminate(CompletableFuture<Void> done, HyphaException reason) {
+    }
+
+    /**
+     * Close gracefully (a partition moving to another server): refuse new requests with
+     * {@code unavailable}, let the writes already made commit, then close; completes when closed.
+     */
+    record Leave(CompletableFuture<Void> done) {
     }
 
     protected LiveObject(ObjectId id, ObjectContext ctx) {
@@ -134,10 +149,12 @@ public abstract class LiveObject implements WriteOwner {
                 handle(m);
                 n++;
             }
-            try {
-                onEndOfBatch();
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "end of batch failed in " + id, e);
+            endOfRun();
+            if (leaving != null && gate.idle()) {
+                // everything this instance wrote has committed: it can go
+                closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "workspace moved to another server; reconnect"),
+                        false);
+                leaving.complete(null);
             }
         } finally {
             scheduled.set(false);
@@ -145,6 +162,16 @@ public abstract class LiveObject implements WriteOwner {
                 schedule();
             }
         }
+    }
+
+    /** The object adds what the run produced, then the gate submits the run's writes as one. */
+    private void endOfRun() {
+        try {
+            onEndOfBatch();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "end of batch failed in " + id, e);
+        }
+        gate.flush();
     }
 
     private boolean loadSafely() {
@@ -158,14 +185,16 @@ public abstract class LiveObject implements WriteOwner {
             LOG.log(Level.WARNING, "cannot load " + id, e);
             HyphaException err = e instanceof HyphaException he ? he
                     : new HyphaException(ErrorCode.UNAVAILABLE, "cannot load " + id.target() + ": " + e.getMessage(), e);
-            closeAndDrain(err);
+            closeAndDrain(err, false);
             return false;
         }
     }
 
     private void handle(Object m) {
-        if (!(m instanceof EvictIfIdle)) {
-            // the reaper's own question is not activity
+        if (!(m instanceof EvictIfIdle) && !(m instanceof Task)) {
+            // activity is what comes from outside: the reaper's question and the object's own
+            // follow-ups (commit completions, paced work) are not, or a save made at the first idle
+            // check would postpone hibernation by a whole idle timeout
             lastActivityNanos = System.nanoTime();
         }
         try {
@@ -189,13 +218,17 @@ public abstract class LiveObject implements WriteOwner {
                     }
                 }
                 case Terminate t -> {
-                    // nothing of this object may commit after the purge that follows: writes still
-                    // queued or gathered in this run are refused by the committer from now on
+                    // nothing of this object may commit after what follows (a purge, another server's
+                    // take-over): writes still queued or gathered in this run are refused from now on
                     broken = true;
                     onTerminate();
-                    onEndOfBatch();
-                    closeAndDrain(new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted"));
+                    endOfRun();
+                    closeAndDrain(t.reason(), false);
                     t.done().complete(null);
+                }
+                case Leave l -> {
+                    leaving = l.done();
+                    onTerminate();
                 }
                 default -> LOG.warning("unknown message " + m);
             }
@@ -205,6 +238,10 @@ public abstract class LiveObject implements WriteOwner {
     }
 
     private void handleRequest(Request r) {
+        if (leaving != null) {
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace is moving to another server; reconnect"));
+            return;
+        }
         if (broken) {
             r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry"));
             return;
@@ -214,14 +251,14 @@ public abstract class LiveObject implements WriteOwner {
         } catch (HyphaException e) {
             r.fail(e);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "operation '" + r.op() + "' on " + id + " failed", e);
-            r.fail(new HyphaException(ErrorCode.INTERNAL, "operation failed: " + e));
+            LOG.log(Level.WARNING, "operation '" + r.op().wire() + "' on " + id + " failed", e);
+            r.fail(new HyphaException(ErrorCode.INTERNAL, "operation failed: a server fault (logged)"));
         }
     }
 
     private void evictIfIdle() {
         long idleNanos = System.nanoTime() - lastActivityNanos;
-        if (idleNanos < ctx.idleTimeout().toNanos() || !isIdle()) {
+        if (idleNanos < ctx.idleTimeout().toNanos() || !gate.idle() || !isIdle()) {
             return;
         }
         lifecycle.lock();
@@ -242,8 +279,8 @@ public abstract class LiveObject implements WriteOwner {
      * mailbox before the host can route anything new there, so arrival order holds. Otherwise
      * (workspace deleted, load failed) what is queued is failed with {@code reason}.
      */
-    private void closeAndDrain(HyphaException reason) {
-        boolean handOver = reason.code() != ErrorCode.NOT_FOUND && loaded;
+    private void closeAndDrain(HyphaException reason, boolean reload) {
+        boolean handOver = reload && loaded;
         List<Object> rest = new ArrayList<>();
         lifecycle.lock();
         try {
@@ -277,6 +314,8 @@ public abstract class LiveObject implements WriteOwner {
                 d.done().completeExceptionally(reason);
             } else if (o instanceof Terminate t) {
                 t.done().complete(null);
+            } else if (o instanceof Leave l) {
+                l.done().complete(null);
             }
         }
     }
@@ -293,7 +332,7 @@ public abstract class LiveObject implements WriteOwner {
         }
     }
 
-    /** Seconds idle, for the reaper. */
+    /** Nanoseconds idle, for the reaper. */
     final long idleNanos() {
         return System.nanoTime() - lastActivityNanos;
     }
@@ -305,10 +344,14 @@ public abstract class LiveObject implements WriteOwner {
 
     @Override
     public final void commitFailed(Throwable cause) {
+        if (!reloadsAfterFailedCommit()) {
+            LOG.log(Level.WARNING, "a commit of " + id + " failed; its memory is kept", cause);
+            return;
+        }
         broken = true;
         post(() -> {
             onBroken(cause);
-            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"));
+            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"), true);
         });
     }
 
@@ -331,8 +374,18 @@ public abstract class LiveObject implements WriteOwner {
         at.ifPresent(a -> ctx.host().alarms().schedule(id, at));
     }
 
-    /** Submits the object's row (state, counters and {@link #alarmAt}) for commit. */
+    /** Stages the object's row (state, counters and {@link #alarmAt}) in {@link #gate}. */
     protected abstract void persistRow();
+
+    /**
+     * True (the default) when a failed commit means the object's memory ran ahead of storage: the
+     * instance is dropped and reloaded, and nothing built on the lost write may land. An object
+     * whose memory is not built from its stored writes (the workspace's registry and presence)
+     * says false and keeps running.
+     */
+    protected boolean reloadsAfterFailedCommit() {
+        return true;
+    }
 
     // ---- callbacks, all on the object's thread ----
 
@@ -342,7 +395,7 @@ public abstract class LiveObject implements WriteOwner {
     /** Handles one request; throw {@link HyphaException} to answer with an error. */
     protected abstract void onRequest(Request r);
 
-    /** After a run of messages: the place to submit what the run produced as one group. */
+    /** After a run of messages: the place to stage what the run produced (the gate then submits it). */
     protected void onEndOfBatch() {
     }
 
@@ -354,7 +407,10 @@ public abstract class LiveObject implements WriteOwner {
     protected void onAlarm() {
     }
 
-    /** True when the object may hibernate: no subscribers, no writes waiting for their commit. */
+    /**
+     * True when the object may hibernate: no subscribers and nothing of its own in memory only.
+     * Writes waiting for their commit are the host's concern ({@link WriteGate#idle()}).
+     */
     protected abstract boolean isIdle();
 
     /** A commit of this object failed; tell subscribers, the instance is being dropped. */
@@ -365,7 +421,7 @@ public abstract class LiveObject implements WriteOwner {
      * Deletes the object's stored state (it stays live, empty); the future completes after the
      * commit with whether anything existed.
      */
-    protected abstract java.util.concurrent.CompletableFuture<Boolean> onDelete();
+    protected abstract CompletableFuture<Boolean> onDelete();
 
     /** The workspace is being deleted. */
     protected void onTerminate() {

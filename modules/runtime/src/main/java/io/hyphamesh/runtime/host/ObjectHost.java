@@ -6,17 +6,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.Storage;
 
@@ -37,6 +41,7 @@ public final class ObjectHost implements AutoCloseable {
     private final LongAdder hibernations = new LongAdder();
     private final Metrics.Histogram wakeLatency;
     private volatile boolean closed;
+    private volatile Placement placement = Placement.EVERYWHERE;
 
     private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
                        BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
@@ -47,9 +52,9 @@ public final class ObjectHost implements AutoCloseable {
                 .name("hypha-host-timer").factory());
         this.alarms = new Alarms(this, timers);
         this.wakeLatency = metrics.histogram("object.wake");
-        metrics.gauge("objects_live", "objects in memory", live::size);
-        metrics.gauge("objects_hibernated", "objects hibernated since start", hibernations::sum);
-        metrics.gauge("objects_cold_wakes", "objects loaded from storage since start (cold wakes)", wakes::sum);
+        metrics.gauge(Metric.OBJECTS_LIVE, live::size);
+        metrics.gauge(Metric.OBJECTS_HIBERNATED, hibernations::sum);
+        metrics.gauge(Metric.OBJECTS_COLD_WAKES, wakes::sum);
         long period = Math.max(250, Math.min(idle.toMillis() / 2, 10_000));
         timers.scheduleWithFixedDelay(this::reap, period, period, TimeUnit.MILLISECONDS);
     }
@@ -63,9 +68,64 @@ public final class ObjectHost implements AutoCloseable {
         return new ObjectHost(storage, config, metrics, factory);
     }
 
-    /** Loads persisted alarms; due ones fire at once. */
+    /** Loads persisted alarms (of the workspaces served here); due ones fire at once. */
     public void start() {
-        alarms.loadPersisted(ctx.storage());
+        alarms.loadPersisted(ctx.storage(), placement::serves);
+    }
+
+    /**
+     * Sets which workspaces this server serves (cluster mode); requests for others are refused with
+     * {@code unavailable}, nothing applied.
+     */
+    public void placement(Placement p) {
+        this.placement = p;
+    }
+
+    /** Which workspaces this server serves. */
+    public Placement placement() {
+        return placement;
+    }
+
+    /** A partition was acquired: arm the persisted alarms of its workspaces ({@code inPartition} tells which). */
+    public void partitionAcquired(Predicate<String> inPartition) {
+        alarms.loadPersisted(ctx.storage(), inPartition);
+    }
+
+    /**
+     * A partition is moving away gracefully: every live object of its workspaces refuses new
+     * requests, lets its writes commit and closes. Returns when all have closed or {@code timeout}
+     * passed (what is left is then dropped as by {@link #dropWorkspaces}).
+     */
+    public void releaseWorkspaces(Predicate<String> inPartition, Duration timeout) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (LiveObject o : live.values()) {
+            if (inPartition.test(o.id().workspace())) {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                if (o.offer(new LiveObject.Leave(done))) {
+                    all.add(done);
+                }
+            }
+        }
+        alarms.cancelWhere(inPartition);
+        try {
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            dropWorkspaces(inPartition, "workspace moved to another server; reconnect");
+        }
+    }
+
+    /**
+     * A partition was lost (another server owns it now): every live object of its workspaces closes
+     * at once; nothing of theirs commits any more (the storage fence refuses it anyway).
+     */
+    public void dropWorkspaces(Predicate<String> inPartition, String why) {
+        HyphaException reason = new HyphaException(ErrorCode.UNAVAILABLE, why);
+        for (LiveObject o : live.values()) {
+            if (inPartition.test(o.id().workspace())) {
+                o.offer(new LiveObject.Terminate(new CompletableFuture<>(), reason));
+            }
+        }
+        alarms.cancelWhere(inPartition);
     }
 
     public ObjectContext context() {
@@ -76,8 +136,13 @@ public final class ObjectHost implements AutoCloseable {
         return alarms;
     }
 
-    /** Queues a request to its target object, waking it when hibernated. */
+    /** Queues a request to its target object, waking it when hibernated; refused when not served here. */
     public void dispatch(Request r) {
+        if (!placement.serves(r.target().workspace())) {
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + r.target().workspace()
+                    + "' is not served by this server now; reconnect (nothing was applied)"));
+            return;
+        }
         send(r.target(), r);
     }
 
@@ -89,9 +154,11 @@ public final class ObjectHost implements AutoCloseable {
         }
     }
 
-    /** Fires an object's alarm, waking it when hibernated. */
+    /** Fires an object's alarm, waking it when hibernated (its new owner fires it when it moved away). */
     void fireAlarm(ObjectId id) {
-        send(id, LiveObject.AlarmFired.INSTANCE);
+        if (placement.serves(id.workspace())) {
+            send(id, LiveObject.AlarmFired.INSTANCE);
+        }
     }
 
     private void send(ObjectId id, Object message) {
@@ -119,17 +186,13 @@ public final class ObjectHost implements AutoCloseable {
         send(id, new LiveObject.Delete(done));
         try {
             return done.get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof io.hyphamesh.api.HyphaException he) {
-                throw he;
-            }
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE,
-                    "delete failed: " + e.getCause(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.TIMEOUT, "delete timed out");
+        } catch (ExecutionException e) {
+            throw WriteGate.asHypha(e.getCause());
+        } catch (TimeoutException e) {
+            throw new HyphaException(ErrorCode.TIMEOUT, "delete timed out");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "interrupted");
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
         }
     }
 
@@ -139,7 +202,7 @@ public final class ObjectHost implements AutoCloseable {
         for (LiveObject o : live.values()) {
             if (o.id().workspace().equals(workspace)) {
                 CompletableFuture<Void> done = new CompletableFuture<>();
-                if (o.offer(new LiveObject.Terminate(done))) {
+                if (o.offer(new LiveObject.Terminate(done, new HyphaException(ErrorCode.NOT_FOUND, "workspace deleted")))) {
                     all.add(done);
                 }
             }

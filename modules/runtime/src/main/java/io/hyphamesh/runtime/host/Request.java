@@ -1,28 +1,32 @@
 package io.hyphamesh.runtime.host;
 
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
-import io.hyphamesh.api.Permission;
-import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
 
 /**
  * One request frame addressed to an object: who sent it, its id, its target, its operation and the
- * whole frame (operations read their own fields). Answered exactly once, by {@link #ok} or
- * {@link #fail}. Created on the socket's reader thread, handled on the object's thread, answered
- * from either that thread or the committer's.
+ * whole frame (operations read their own fields). Made by {@link #of}, which checks the frame's
+ * fields and the session's tier against the operation, so an object only ever sees requests it may
+ * serve. Answered exactly once, by {@link #ok} or {@link #fail}. Created on the socket's reader
+ * thread, handled on the object's thread, answered from either that thread or the committer's.
  */
 public final class Request {
+    private static final AtomicIntegerFieldUpdater<Request> ANSWERED =
+            AtomicIntegerFieldUpdater.newUpdater(Request.class, "answered");
+
     private final Session session;
     private final long id;
     private final ObjectId target;
-    private final String op;
+    private final Op op;
     private final Frame frame;
     private final long startNanos;
     private final Completion completion;
     /** 0 until answered; an answer after the first is dropped (never two answers for one id). */
     private volatile int answered;
-    private static final java.util.concurrent.atomic.AtomicIntegerFieldUpdater<Request> ANSWERED =
-            java.util.concurrent.atomic.AtomicIntegerFieldUpdater.newUpdater(Request.class, "answered");
 
     /** Called once when the request is answered, with the time it was received. */
     @FunctionalInterface
@@ -30,8 +34,8 @@ public final class Request {
         void answered(Request request, boolean ok);
     }
 
-    public Request(Session session, long id, ObjectId target, String op, Frame frame, long startNanos,
-                   Completion completion) {
+    private Request(Session session, long id, ObjectId target, Op op, Frame frame, long startNanos,
+                    Completion completion) {
         this.session = session;
         this.id = id;
         this.target = target;
@@ -39,6 +43,19 @@ public final class Request {
         this.frame = frame;
         this.startNanos = startNanos;
         this.completion = completion;
+    }
+
+    /**
+     * A request for {@code op} on {@code target}.
+     *
+     * @throws HyphaException {@code bad_request} for a field {@code op} does not take, then
+     *                        {@code forbidden} when the session's tier is below {@code op}'s
+     */
+    public static Request of(Session session, long id, ObjectId target, Op op, Frame frame, long startNanos,
+                             Completion completion) {
+        op.checkFields(frame);
+        op.checkPermission(session.permission());
+        return new Request(session, id, target, op, frame, startNanos, completion);
     }
 
     public Session session() {
@@ -53,7 +70,7 @@ public final class Request {
         return target;
     }
 
-    public String op() {
+    public Op op() {
         return op;
     }
 
@@ -63,38 +80,6 @@ public final class Request {
 
     public long startNanos() {
         return startNanos;
-    }
-
-    /** Refuses with {@code forbidden} unless the session's tier allows {@code required}. */
-    public void require(Permission required) {
-        if (!session.permission().allows(required)) {
-            throw HyphaException.forbidden("'" + op + "' needs '" + required.wire() + "', token has '"
-                    + session.permission().wire() + "'");
-        }
-    }
-
-    /**
-     * Refuses with {@code bad_request} a frame that carries a field other than {@code id},
-     * {@code to}, {@code op} and {@code fields}: a misspelt field must not pass silently.
-     */
-    public void allow(String... fields) {
-        for (int i = 0; i < frame.size(); i++) {
-            String k = frame.keyAt(i);
-            if (k.equals("id") || k.equals("to") || k.equals("op")) {
-                continue;
-            }
-            boolean ok = false;
-            for (String f : fields) {
-                if (f.equals(k)) {
-                    ok = true;
-                    break;
-                }
-            }
-            if (!ok) {
-                throw io.hyphamesh.api.HyphaException.badRequest("unknown field '"
-                        + io.hyphamesh.api.Names.printable(k) + "' for '" + op + "'");
-            }
-        }
     }
 
     /** Answers with a JSON text value. */
@@ -111,10 +96,5 @@ public final class Request {
             session.fail(id, e);
             completion.answered(this, false);
         }
-    }
-
-    /** A required string field of the frame. */
-    public String string(String field) {
-        return frame.string(field);
     }
 }

@@ -85,6 +85,10 @@ public final class ControlRoutes implements HttpService {
 
     private void create(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
+        if (!p.root()) {
+            // permission before the body: a token that may not create never reaches the parser
+            throw HyphaException.forbidden("only the root token creates workspaces");
+        }
         JsonObject body = HttpSupport.jsonBody(req, maxBody);
         JsonText.onlyFields(body, CREATE_FIELDS, "workspace");
         WorkspaceRow row = control.create(p, JsonText.string(body, "name"));
@@ -140,6 +144,7 @@ public final class ControlRoutes implements HttpService {
     private void mint(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
         String ws = ws(req);
+        p.require(ws, Permission.ADMIN);
         JsonObject body = HttpSupport.jsonBody(req, maxBody);
         JsonText.onlyFields(body, MINT_FIELDS, "token request");
         Permission perm = Permission.ofWire(JsonText.string(body, "permission"))

@@ -2,16 +2,23 @@ package io.hyphamesh.runtime.http;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import io.helidon.http.DirectHandler;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
 import io.helidon.http.HttpException;
 import io.helidon.http.Status;
+import io.helidon.webserver.http.DirectHandlers;
+import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.hyphamesh.api.ErrorCode;
@@ -51,29 +58,168 @@ public final class HttpSupport {
         return control.authenticate(token);
     }
 
-    /** Reads a JSON object body of at most {@code maxBytes}. */
+    /**
+     * Reads a JSON object body of at most {@code maxBytes}, nested at most {@link #MAX_BODY_DEPTH}
+     * deep. Depth is checked on the text before any parser sees it, so a hostile body costs one scan.
+     */
     public static JsonObject jsonBody(ServerRequest req, long maxBytes) {
         String text = textBody(req, maxBytes);
         if (text.isBlank()) {
             throw HyphaException.badRequest("request body must be a JSON object");
         }
+        checkDepth(text, MAX_BODY_DEPTH);
         return JsonText.parseObject(text);
     }
 
-    /** Reads a text body of at most {@code maxBytes}; {@code too_large} beyond. */
+    /** How deep a JSON request body may nest objects and arrays. */
+    public static final int MAX_BODY_DEPTH = 32;
+
+    /** {@code bad_request} when {@code text} nests arrays and objects deeper than {@code max} (strings skipped). */
+    static void checkDepth(String text, int max) {
+        int depth = 0;
+        boolean inString = false;
+        for (int i = 0, n = text.length(); i < n; i++) {
+            char c = text.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                if (++depth > max) {
+                    throw HyphaException.badRequest("request body is nested deeper than " + max + " levels");
+                }
+            } else if (c == '}' || c == ']') {
+                depth--;
+            }
+        }
+    }
+
+    /**
+     * Reads a text body of at most {@code maxBytes}: {@code too_large} beyond, {@code bad_request}
+     * when it is not valid UTF-8 or ends before its {@code Content-Length} (or its chunked framing
+     * breaks). A body that could not be read whole leaves the connection unusable: the answer closes it.
+     */
     public static String textBody(ServerRequest req, long maxBytes) {
         if (!req.content().hasEntity()) {
             return "";
         }
-        try (InputStream in = req.content().inputStream()) {
-            byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBytes + 1));
-            if (data.length > maxBytes) {
-                throw HyphaException.tooLarge("request body is larger than " + maxBytes + " bytes");
-            }
-            return new String(data, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        byte[] data;
+        // not closed here: closing drains what is left, which for a broken or oversize body means
+        // reading on into garbage; the answer closes the connection instead (ClosingError)
+        InputStream in = req.content().inputStream();
+        try {
+            data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBytes + 1));
+        } catch (IOException | RuntimeException e) {
+            throw brokenBody(e);
         }
+        if (data.length > maxBytes) {
+            throw new ClosingError(ErrorCode.TOO_LARGE, "request body is larger than " + maxBytes + " bytes");
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(data)).toString();
+        } catch (CharacterCodingException e) {
+            throw HyphaException.badRequest("request body is not valid UTF-8");
+        }
+    }
+
+    /** The answer to a body that could not be read: the client's framing, not a fault of ours. */
+    private static HyphaException brokenBody(Exception e) {
+        if (e instanceof HyphaException he) {
+            return he;
+        }
+        LOG.fine(() -> "request body unreadable: " + e);
+        return new ClosingError(ErrorCode.BAD_REQUEST,
+                "request body ended before its Content-Length, or its chunked encoding is malformed");
+    }
+
+    /** A refusal after which the connection cannot carry another request: answered, then closed. */
+    static final class ClosingError extends HyphaException {
+        ClosingError(ErrorCode code, String message) {
+            super(code, message);
+        }
+    }
+
+    /**
+     * Refuses, before any handler runs, framing a client must not send: a {@code Content-Length}
+     * that is not one non-negative decimal number, or one beside {@code Transfer-Encoding}. The
+     * connection is closed after the answer (its next request could not be found).
+     */
+    public static Filter framingFilter() {
+        return (chain, req, res) -> {
+            List<String> lengths = req.headers().contains(HeaderNames.CONTENT_LENGTH)
+                    ? req.headers().get(HeaderNames.CONTENT_LENGTH).allValues() : List.of();
+            String refusal = null;
+            if (lengths.size() > 1) {
+                refusal = "more than one Content-Length";
+            } else if (lengths.size() == 1 && !lengths.get(0).trim().matches("[0-9]{1,18}")) {
+                refusal = "Content-Length must be a non-negative decimal number";
+            } else if (lengths.size() == 1 && req.headers().contains(HeaderNames.TRANSFER_ENCODING)) {
+                refusal = "Content-Length and Transfer-Encoding together";
+            }
+            if (refusal != null) {
+                LOG.fine("refused request framing: " + refusal);
+                res.header(HeaderValues.CONNECTION_CLOSE);
+                error(res, HyphaException.badRequest(refusal));
+                return;
+            }
+            chain.proceed();
+        };
+    }
+
+    /**
+     * Answers for what the web server refuses before any route runs (a request line or header
+     * that is not HTTP/1.1, an oversize prologue): the same JSON error shape and codes as the
+     * routes, no internal names, nothing logged beyond one FINE line. Helidon reports a request
+     * line it cannot tokenise (control bytes in the method, TLS handshake bytes) as an internal
+     * error; at this stage that can only come from the client's bytes, so it is a 400 here.
+     */
+    public static DirectHandlers directHandlers() {
+        DirectHandlers.Builder b = DirectHandlers.builder();
+        for (DirectHandler.EventType type : DirectHandler.EventType.values()) {
+            b.addHandler(type, (request, eventType, status, headers, message) -> {
+                int code = status.code();
+                ErrorCode error;
+                String text;
+                if (eventType == DirectHandler.EventType.PAYLOAD_TOO_LARGE || code == 413) {
+                    error = ErrorCode.TOO_LARGE;
+                    text = "request is too large";
+                    code = 413;
+                } else if (eventType == DirectHandler.EventType.OTHER && code == 503) {
+                    error = ErrorCode.UNAVAILABLE;
+                    text = "too many concurrent requests; retry";
+                } else if (eventType == DirectHandler.EventType.HTTP_VERSION_NOT_SUPPORTED) {
+                    error = ErrorCode.BAD_REQUEST;
+                    text = "only HTTP/1.1 is served";
+                } else if (code == 414) {
+                    error = ErrorCode.BAD_REQUEST;
+                    text = "request line is too long";
+                } else if (code == 431) {
+                    error = ErrorCode.BAD_REQUEST;
+                    text = "request headers are too large";
+                } else {
+                    error = ErrorCode.BAD_REQUEST;
+                    text = "malformed HTTP/1.1 request";
+                    code = 400;
+                }
+                LOG.fine(() -> "refused at the transport: " + eventType + " " + status.code() + " " + message);
+                headers.set(HeaderValues.create(HeaderNames.CONTENT_TYPE, "application/json"));
+                headers.set(HeaderValues.create(HeaderNames.CACHE_CONTROL, "no-store"));
+                return DirectHandler.TransportResponse.builder()
+                        .status(Status.create(code))
+                        .headers(headers)
+                        .entity(new HyphaException(error, text).toJson().toString())
+                        .keepAlive(false)
+                        .build();
+            });
+        }
+        return b.build();
     }
 
     /** Sends a JSON text with a status. */
@@ -96,14 +242,27 @@ public final class HttpSupport {
         json(res, status, e.toJson().toString());
     }
 
-    /** Maps any throwable from a handler to a JSON error; only real faults become 500. */
+    /**
+     * Maps any throwable from a handler to a JSON error; only real faults become 500 (one WARNING
+     * with its stack). Messages of exceptions that are not ours are never echoed: they may name
+     * internal classes.
+     */
     public static void handleThrowable(ServerResponse res, Throwable t) {
-        if (t instanceof HyphaException he) {
+        if (t instanceof ClosingError ce) {
+            res.header(HeaderValues.CONNECTION_CLOSE);
+            error(res, ce);
+        } else if (t instanceof HyphaException he) {
             error(res, he);
         } else if (t instanceof HttpException he && he.status().code() < 500) {
             // Helidon's own refusals (no route, malformed request): a client's mistake, not a fault
-            ErrorCode code = he.status().code() == 404 ? ErrorCode.NOT_FOUND : ErrorCode.BAD_REQUEST;
-            error(res, new HyphaException(code, he.status().code() == 404 ? "no such route" : String.valueOf(he.getMessage())));
+            int status = he.status().code();
+            error(res, status == 404 ? HyphaException.notFound("no such route")
+                    : status == 413 ? HyphaException.tooLarge("request is too large")
+                    : HyphaException.badRequest("malformed request"));
+        } else if (t instanceof java.nio.file.InvalidPathException) {
+            error(res, HyphaException.badRequest("not a valid path"));
+        } else if (t instanceof NumberFormatException) {
+            error(res, HyphaException.badRequest("malformed number in the request"));
         } else if (t instanceof IllegalArgumentException iae) {
             error(res, HyphaException.badRequest(String.valueOf(iae.getMessage())));
         } else {

@@ -23,7 +23,37 @@ public final class Metrics {
     private final Map<String, Histogram> histograms = new ConcurrentHashMap<>();
     private final Map<String, String> help = new ConcurrentHashMap<>();
 
-    /** A counter, created on first use. */
+    /** Every counter of the catalogue exists from the start, at 0. */
+    public Metrics() {
+        for (Metric m : Metric.values()) {
+            if (!m.isGauge()) {
+                counter(m);
+            }
+        }
+    }
+
+    /** The counter of a catalogue entry. */
+    public Counter counter(Metric m) {
+        if (m.isGauge()) {
+            throw new IllegalArgumentException(m + " is a gauge");
+        }
+        return counter(m.metricName(), m.help());
+    }
+
+    /** Registers the value of a catalogue gauge, read when metrics are rendered. */
+    public void gauge(Metric m, LongSupplier value) {
+        if (!m.isGauge()) {
+            throw new IllegalArgumentException(m + " is a counter");
+        }
+        gauge(m.metricName(), m.help(), value);
+    }
+
+    /** The value of a catalogue counter. */
+    public long count(Metric m) {
+        return count(m.metricName());
+    }
+
+    /** A counter, created on first use. Prefer {@link #counter(Metric)}: names live in the catalogue. */
     public Counter counter(String name, String description) {
         help.putIfAbsent(name, description);
         return counters.computeIfAbsent(name, n -> new Counter());

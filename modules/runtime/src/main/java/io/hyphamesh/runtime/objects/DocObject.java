@@ -3,24 +3,27 @@ package io.hyphamesh.runtime.objects;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
-import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.host.LiveObject;
 import io.hyphamesh.runtime.host.ObjectContext;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
-import io.hyphamesh.runtime.metrics.Metrics;
+import io.hyphamesh.runtime.host.WriteGate;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
 import jakarta.json.JsonNumber;
@@ -35,34 +38,27 @@ import jakarta.json.JsonValue;
  * order. State is touched only on the mailbox thread.
  */
 public final class DocObject extends LiveObject {
-    private final int maxBytes;
-    private final Metrics.Counter opsCounter;
+    private final ObjectFactory.DocSettings settings;
 
     private long objId;
     private long createdAt;
     private long lastActivity;
     private JsonValue value = JsonValue.NULL;
+    /** The text of {@link #value}, kept from the write that made it (never printed twice). */
+    private String valueText = "null";
     private long version;
-    private long storedBytes;
 
     private final Map<Long, Session> subs = new LinkedHashMap<>();
     /** Per subscription: the version of its snapshot; only later versions are sent to it. */
-    private final Map<Long, Long> baseVersion = new java.util.HashMap<>();
-    /** Writes of the current run: answers and events released after their commit. */
-    private final List<Pending> batch = new ArrayList<>();
-    /** Released when the last submission committed. */
-    private Fence lastWrite = Fence.PASSED;
-    /** Completed when the writes gathered in the current run have committed; made on demand. */
-    private Fence batchFence;
-    private int pendingCommits;
+    private final Map<Long, Long> baseVersion = new HashMap<>();
 
-    private record Pending(Request request, String reply, long version, String event) {
+    /** A committed version's event: its members, without the subscription id. */
+    private record Change(long version, String members) {
     }
 
-    public DocObject(ObjectId id, ObjectContext ctx) {
+    DocObject(ObjectId id, ObjectContext ctx, ObjectFactory.DocSettings settings) {
         super(id, ctx);
-        this.maxBytes = ctx.config().intValue("doc.max-bytes");
-        this.opsCounter = ctx.metrics().counter("doc_ops", "Doc operations answered");
+        this.settings = settings;
     }
 
     @Override
@@ -76,91 +72,50 @@ public final class DocObject extends LiveObject {
         createdAt = r.createdAt();
         lastActivity = r.lastActivity();
         version = r.version();
-        storedBytes = r.bytes();
-        value = r.state().length == 0 ? JsonValue.NULL : JsonText.parse(new String(r.state(), StandardCharsets.UTF_8));
+        if (r.state().length > 0) {
+            valueText = new String(r.state(), StandardCharsets.UTF_8);
+            value = JsonText.parse(valueText);
+        }
         armLoadedAlarm(r.alarmAt().map(Instant::ofEpochMilli));
     }
 
     @Override
     protected void onRequest(Request r) {
-        opsCounter.inc();
+        settings.ops().inc();
         switch (r.op()) {
-            case "get" -> {
-                r.allow();
-                get(r);
-            }
-            case "put" -> {
-                r.allow("value");
-                put(r);
-            }
-            case "cas" -> {
-                r.allow("version", "value");
-                cas(r);
-            }
-            case "incr" -> {
-                r.allow("path", "delta", "floor");
-                incr(r);
-            }
-            case "patch" -> {
-                r.allow("path", "value");
-                patch(r);
-            }
-            case "subscribe" -> {
-                r.allow();
-                subscribe(r);
-            }
-            case "unsubscribe" -> {
-                r.allow("sub");
-                unsubscribe(r);
-            }
-            case "credit" -> {
-                r.allow("sub", "n");
-                r.ok("{}");
-            }
-            case "delete" -> {
-                r.allow();
-                r.require(Permission.ADMIN);
-                onDelete().whenComplete((existed, e) -> LogObject.answer(r, e, () -> "{\"deleted\":" + existed + "}"));
-            }
-            default -> throw HyphaException.badRequest("unknown Doc operation '" + Names.printable(r.op()) + "'");
+            case GET -> gate.answerWhenVisible(r, snapshot(null));
+            case PUT -> commitNew(r, r.frame().value("value"), "put", null, null);
+            case CAS -> cas(r);
+            case INCR -> incr(r);
+            case PATCH -> patch(r);
+            case DOC_SUBSCRIBE -> subscribe(r);
+            case DOC_UNSUBSCRIBE -> unsubscribe(r);
+            case DOC_CREDIT -> r.ok(JsonOut.EMPTY);
+            case DOC_DELETE -> onDelete().whenComplete((existed, e) ->
+                    WriteGate.answer(r, e, () -> JsonOut.of("deleted", existed)));
+            default -> throw HyphaException.badRequest("not a Doc operation: '" + r.op().wire() + "'");
         }
     }
 
-    /** What an answer showing the current state waits for: this run's writes, else the last submission. */
-    private Fence fence() {
-        if (batch.isEmpty()) {
-            return lastWrite;
+    /** {@code {"version", "value"}}, with {@code sub} first when it answers a subscribe. */
+    private String snapshot(Long sub) {
+        JsonOut o = JsonOut.object(valueText.length() + 48);
+        if (sub != null) {
+            o.num("sub", sub);
         }
-        if (batchFence == null) {
-            batchFence = new Fence();
-        }
-        return batchFence;
-    }
-
-    private void get(Request r) {
-        r.require(Permission.READ);
-        String reply = "{\"version\":" + version + ",\"value\":" + value + "}";
-        fence().then(e -> LogObject.answer(r, e, () -> reply));
-    }
-
-    private void put(Request r) {
-        r.require(Permission.READ_WRITE);
-        JsonValue next = r.frame().value("value");
-        commitNew(r, next, "put", null);
+        return o.num("version", version).raw("value", valueText).end();
     }
 
     private void cas(Request r) {
-        r.require(Permission.READ_WRITE);
         long expected = r.frame().longValue("version");
         JsonValue next = r.frame().value("value");
         if (expected != version) {
             throw HyphaException.conflict("version is " + version + ", not " + expected, version, value);
         }
-        commitNew(r, next, "cas", null);
+        commitNew(r, next, "cas", null, null);
     }
 
     private void incr(Request r) {
-        r.require(Permission.READ_WRITE);
         Frame f = r.frame();
         String path = f.string("path");
         BigDecimal delta = bounded(f.decimal("delta"), "delta");
@@ -184,31 +139,34 @@ public final class DocObject extends LiveObject {
             throw HyphaException.floor("would go below " + floor.get().toPlainString() + " (value "
                     + old.toPlainString() + ", delta " + delta.toPlainString() + ")", shown, version);
         }
-        JsonNumber result = number(sum);
-        JsonValue next = JsonPointers.set(value, tokens, result);
-        String event = ",\"op\":\"incr\",\"path\":" + JsonText.quote(path) + ",\"value\":" + result;
-        commitNew(r, next, null, "{\"value\":" + result + ",\"version\":" + (version + 1) + "}", event);
+        JsonNumber resultValue = number(sum);
+        String result = resultValue.toString();
+        JsonValue next = JsonPointers.set(value, tokens, resultValue);
+        String reply = JsonOut.object(result.length() + 32).raw("value", result).num("version", version + 1).end();
+        commitNew(r, next, null, reply, tail -> tail.str("op", "incr").str("path", path).raw("value", result));
     }
 
     private void patch(Request r) {
-        r.require(Permission.READ_WRITE);
         String path = r.frame().string("path");
-        JsonValue v = r.frame().value("value");
+        String v = r.frame().raw("value");
+        if (v == null) {
+            throw HyphaException.badRequest("missing field 'value'");
+        }
         List<String> tokens = JsonPointers.parse(path);
-        JsonValue next = JsonPointers.set(value, tokens, v);
-        commitNew(r, next, null, null, ",\"op\":\"patch\",\"path\":" + JsonText.quote(path) + ",\"value\":" + v);
+        JsonValue next = JsonPointers.set(value, tokens, Frame.parseValue(v));
+        commitNew(r, next, null, null, tail -> tail.str("op", "patch").str("path", path).raw("value", v));
     }
 
-    private void commitNew(Request r, JsonValue next, String op, String reply) {
-        commitNew(r, next, op, reply, null);
-    }
-
-    /** Takes {@code next} as the new state (version + 1) and answers after its commit. */
-    private void commitNew(Request r, JsonValue next, String op, String reply, String eventTail) {
+    /**
+     * Takes {@code next} as the new state (version + 1), stages its row and answers after the
+     * commit; subscribers get the change (the whole value for {@code op}, else what {@code tail}
+     * writes) once it is committed.
+     */
+    private void commitNew(Request r, JsonValue next, String op, String reply, Consumer<JsonOut> tail) {
         String text = next.toString();
-        if (text.length() > maxBytes
-                || (text.length() * 3L > maxBytes && text.getBytes(StandardCharsets.UTF_8).length > maxBytes)) {
-            throw HyphaException.tooLarge("document would be larger than " + maxBytes + " bytes");
+        int max = settings.maxBytes();
+        if (text.length() > max || (text.length() * 3L > max && text.getBytes(StandardCharsets.UTF_8).length > max)) {
+            throw HyphaException.tooLarge("document would be larger than " + max + " bytes");
         }
         long now = System.currentTimeMillis();
         if (objId == 0) {
@@ -216,77 +174,47 @@ public final class DocObject extends LiveObject {
             createdAt = now;
         }
         value = next;
+        valueText = text;
         version++;
         lastActivity = now;
-        storedBytes = text.length();
-        String answer = reply != null ? reply : "{\"version\":" + version + "}";
-        String event = "\"version\":" + version + (eventTail != null ? eventTail
-                : ",\"op\":\"" + op + "\",\"value\":" + text);
-        batch.add(new Pending(r, answer, version, subs.isEmpty() ? null : event));
-    }
-
-    @Override
-    protected void onEndOfBatch() {
-        if (batch.isEmpty()) {
-            return;
+        // within one commit only an object's last row is written: staging one per write costs a list slot
+        gate.stage(new Write.PutObject(row()));
+        String answer = reply != null ? reply : JsonOut.of("version", version);
+        gate.answerAfterCommit(r, () -> answer);
+        if (!subs.isEmpty()) {
+            // the change's members are written once, for every subscriber's frame
+            JsonOut ev = JsonOut.members(text.length() + 48).num("version", version);
+            if (tail != null) {
+                tail.accept(ev);
+            } else {
+                ev.str("op", op).raw("value", text);
+            }
+            Change change = new Change(version, ev.end());
+            gate.thenOnObject(e -> {
+                if (e == null) {
+                    publish(change);
+                }
+            });
         }
-        List<Pending> done = List.copyOf(batch);
-        batch.clear();
-        submit(List.of(new Write.PutObject(row())), e -> {
-            for (Pending p : done) {
-                LogObject.answer(p.request(), e, p::reply);
-            }
-            if (e == null) {
-                post(() -> publish(done));
-            }
-        });
     }
 
-    private CompletableFuture<Void> submit(List<Write> writes) {
-        return submit(writes, e -> { });
-    }
-
-    /**
-     * Submits {@code writes}; when they commit, first {@code done} runs (the writes' own answers),
-     * then every answer that waited on this run's fence, in order.
-     */
-    private CompletableFuture<Void> submit(List<Write> writes, java.util.function.Consumer<Throwable> done) {
-        Fence fence = batchFence != null ? batchFence : new Fence();
-        batchFence = null;
-        CompletableFuture<Void> f = ctx.storage().submit(shard, this, writes);
-        pendingCommits++;
-        lastWrite = fence;
-        f.whenComplete((v, e) -> {
-            done.accept(e);
-            fence.release(e);
-            post(() -> pendingCommits--);
-        });
-        return f;
-    }
-
-    private void publish(List<Pending> done) {
-        for (Pending p : done) {
-            if (p.event() == null) {
+    private void publish(Change c) {
+        for (Map.Entry<Long, Session> s : List.copyOf(subs.entrySet())) {
+            if (c.version() <= baseVersion.getOrDefault(s.getKey(), 0L)) {
                 continue;
             }
-            for (Map.Entry<Long, Session> s : List.copyOf(subs.entrySet())) {
-                if (p.version() <= baseVersion.getOrDefault(s.getKey(), 0L)) {
-                    continue;
-                }
-                if (!s.getValue().send("{\"ev\":" + s.getKey() + "," + p.event() + "}")) {
-                    subs.remove(s.getKey());
-                    baseVersion.remove(s.getKey());
-                }
+            String frame = Frames.event(s.getKey(), c.members().length() + 24).rawMembers(c.members()).end();
+            if (!s.getValue().send(frame)) {
+                subs.remove(s.getKey());
+                baseVersion.remove(s.getKey());
             }
         }
     }
 
     private void subscribe(Request r) {
-        r.require(Permission.READ);
         long sub = r.session().newSubscription(id);
         subs.put(sub, r.session());
-        String reply = "{\"sub\":" + sub + ",\"version\":" + version + ",\"value\":" + value + "}";
-        fence().then(e -> LogObject.answer(r, e, () -> reply));
+        gate.answerWhenVisible(r, snapshot(sub));
         // the snapshot above holds every version up to this one; events resume after it
         baseVersion.put(sub, version);
     }
@@ -300,7 +228,7 @@ public final class DocObject extends LiveObject {
         subs.remove(sub);
         baseVersion.remove(sub);
         r.session().endSubscription(sub);
-        r.ok("{}");
+        r.ok(JsonOut.EMPTY);
     }
 
     @Override
@@ -319,26 +247,33 @@ public final class DocObject extends LiveObject {
         if (objId == 0) {
             return CompletableFuture.completedFuture(false);
         }
-        onEndOfBatch();
-        CompletableFuture<Void> f = submit(List.of(new Write.DeleteObject(objId)));
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        gate.stage(new Write.DeleteObject(objId));
         Map<Long, Session> gone = new LinkedHashMap<>(subs);
-        gone.forEach((id, s) -> s.endSubscription(id));
+        gone.forEach((sub, s) -> s.endSubscription(sub));
         subs.clear();
-        // subscribers hear of the deletion once it is committed
-        f.thenRun(() -> gone.forEach((id, s) -> s.send("{\"ev\":" + id + ",\"deleted\":true}")));
         baseVersion.clear();
+        gate.afterCommit(e -> {
+            if (e != null) {
+                done.completeExceptionally(e);
+                return;
+            }
+            // subscribers hear of the deletion once it is committed
+            gone.forEach((sub, s) -> s.send(Frames.eventDeleted(sub)));
+            done.complete(true);
+        });
         objId = 0;
         value = JsonValue.NULL;
+        valueText = "null";
         version = 0;
-        storedBytes = 0;
-        return f.thenApply(v -> true);
+        return done;
     }
 
     @Override
     protected void onBroken(Throwable cause) {
+        HyphaException why = new HyphaException(ErrorCode.UNAVAILABLE, "doc reloading; subscribe again");
         for (Map.Entry<Long, Session> s : subs.entrySet()) {
-            s.getValue().send("{\"ev\":" + s.getKey() + ",\"closed\":{\"code\":\"unavailable\",\"message\":"
-                    + "\"doc reloading; subscribe again\"}}");
+            s.getValue().send(Frames.eventClosed(s.getKey(), why));
             s.getValue().endSubscription(s.getKey());
         }
         subs.clear();
@@ -346,7 +281,7 @@ public final class DocObject extends LiveObject {
 
     @Override
     protected boolean isIdle() {
-        return subs.isEmpty() && pendingCommits == 0 && batch.isEmpty();
+        return subs.isEmpty();
     }
 
     @Override
@@ -355,11 +290,11 @@ public final class DocObject extends LiveObject {
             objId = ctx.storage().newObjectId(shard);
             createdAt = System.currentTimeMillis();
         }
-        submit(List.of(new Write.PutObject(row())));
+        gate.stage(new Write.PutObject(row()));
     }
 
     private ObjectRow row() {
-        byte[] state = value == JsonValue.NULL ? new byte[0] : value.toString().getBytes(StandardCharsets.UTF_8);
+        byte[] state = value == JsonValue.NULL ? new byte[0] : valueText.getBytes(StandardCharsets.UTF_8);
         return new ObjectRow(objId, id, version, state, 0, 0, 0, state.length, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
     }

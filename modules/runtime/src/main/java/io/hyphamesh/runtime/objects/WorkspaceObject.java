@@ -1,9 +1,9 @@
 package io.hyphamesh.runtime.objects;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -16,16 +16,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
-import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.host.LiveObject;
 import io.hyphamesh.runtime.host.ObjectContext;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
-import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
 import jakarta.json.JsonArray;
@@ -42,14 +41,7 @@ import jakarta.json.JsonValue;
 public final class WorkspaceObject extends LiveObject {
     private static final AtomicLong CALL_IDS = new AtomicLong();
 
-    private final Duration defaultTimeout;
-    private final Duration maxTimeout;
-    private final Duration staleAfter;
-    private final Duration absentAfter;
-    private final Duration sweepInterval;
-    private final int maxMetaBytes;
-    private final Metrics.Counter callsCounter;
-    private final Metrics.Counter presenceCounter;
+    private final ObjectFactory.WorkspaceSettings settings;
 
     private long objId;
     private long createdAt;
@@ -83,21 +75,18 @@ public final class WorkspaceObject extends LiveObject {
         }
 
         String json() {
-            return "{\"client\":" + JsonText.quote(client) + ",\"state\":\"" + state + "\",\"meta\":" + meta
-                    + ",\"since\":" + since + ",\"last_heartbeat\":" + lastBeat + "}";
+            return write(JsonOut.object(96 + meta.length())).end();
+        }
+
+        JsonOut write(JsonOut o) {
+            return o.str("client", client).str("state", state).raw("meta", meta).num("since", since)
+                    .num("last_heartbeat", lastBeat);
         }
     }
 
-    public WorkspaceObject(ObjectId id, ObjectContext ctx) {
+    WorkspaceObject(ObjectId id, ObjectContext ctx, ObjectFactory.WorkspaceSettings settings) {
         super(id, ctx);
-        this.defaultTimeout = ctx.config().duration("rpc.default-timeout");
-        this.maxTimeout = ctx.config().duration("rpc.max-timeout");
-        this.staleAfter = ctx.config().duration("presence.stale-after");
-        this.absentAfter = ctx.config().duration("presence.absent-after");
-        this.sweepInterval = ctx.config().duration("presence.sweep-interval");
-        this.maxMetaBytes = ctx.config().intValue("presence.max-meta-bytes");
-        this.callsCounter = ctx.metrics().counter("rpc_calls", "RPC calls routed");
-        this.presenceCounter = ctx.metrics().counter("presence_registers", "presence registrations and updates");
+        this.settings = settings;
     }
 
     @Override
@@ -113,58 +102,24 @@ public final class WorkspaceObject extends LiveObject {
     @Override
     protected void onRequest(Request r) {
         switch (r.op()) {
-            case "call" -> {
-                r.allow("service", "method", "args", "timeout_ms");
-                call(r);
-            }
-            case "register" -> {
-                r.allow("service", "methods", "visibility");
-                register(r);
-            }
-            case "unregister" -> {
-                r.allow("service");
-                unregister(r);
-            }
-            case "services" -> {
-                r.allow();
-                services(r);
-            }
-            case "presence.set" -> {
-                r.allow("meta");
-                presenceSet(r);
-            }
-            case "presence.heartbeat" -> {
-                r.allow();
-                presenceHeartbeat(r);
-            }
-            case "presence.leave" -> {
-                r.allow();
-                presenceLeave(r);
-            }
-            case "presence.list" -> {
-                r.allow();
-                presenceList(r);
-            }
-            case "presence.subscribe" -> {
-                r.allow();
-                presenceSubscribe(r);
-            }
-            case "unsubscribe" -> {
-                r.allow("sub");
-                unsubscribe(r);
-            }
-            case "credit" -> {
-                r.allow("sub", "n");
-                r.ok("{}");
-            }
-            default -> throw HyphaException.badRequest("unknown workspace operation '" + Names.printable(r.op()) + "'");
+            case CALL -> call(r);
+            case REGISTER -> register(r);
+            case UNREGISTER -> unregister(r);
+            case SERVICES -> services(r);
+            case PRESENCE_SET -> presenceSet(r);
+            case PRESENCE_HEARTBEAT -> presenceHeartbeat(r);
+            case PRESENCE_LEAVE -> presenceLeave(r);
+            case PRESENCE_LIST -> r.ok(membersJson(JsonOut.object(256)).end());
+            case PRESENCE_SUBSCRIBE -> presenceSubscribe(r);
+            case WS_UNSUBSCRIBE -> unsubscribe(r);
+            case WS_CREDIT -> r.ok(JsonOut.EMPTY);
+            default -> throw HyphaException.badRequest("not a workspace operation: '" + r.op().wire() + "'");
         }
     }
 
     // ------------------------------------------------------------------ RPC
 
     private void call(Request r) {
-        r.require(Permission.READ);
         Frame f = r.frame();
         String service = Names.check("service", f.string("service"));
         String method = Names.check("method", f.string("method"));
@@ -173,9 +128,10 @@ public final class WorkspaceObject extends LiveObject {
         if (args == null) {
             args = "[]";
         }
-        long timeoutMs = f.longValue("timeout_ms", defaultTimeout.toMillis());
-        if (timeoutMs <= 0 || timeoutMs > maxTimeout.toMillis()) {
-            throw HyphaException.badRequest("timeout_ms must be 1.." + maxTimeout.toMillis());
+        long maxMs = settings.maxTimeout().toMillis();
+        long timeoutMs = f.longValue("timeout_ms", settings.defaultTimeout().toMillis());
+        if (timeoutMs <= 0 || timeoutMs > maxMs) {
+            throw HyphaException.badRequest("timeout_ms must be 1.." + maxMs);
         }
         List<Provider> providers = services.get(service);
         if (providers == null || providers.isEmpty()) {
@@ -183,13 +139,7 @@ public final class WorkspaceObject extends LiveObject {
         }
         long deadline = r.startNanos() + timeoutMs * 1_000_000L;
         long callId = CALL_IDS.incrementAndGet();
-        StringBuilder frame = new StringBuilder(96 + args.length());
-        frame.append("{\"call\":").append(callId).append(",\"from\":");
-        JsonText.quote(frame, r.session().clientId()).append(",\"service\":");
-        JsonText.quote(frame, service).append(",\"method\":");
-        JsonText.quote(frame, method).append(",\"args\":").append(args).append(",\"timeout_ms\":").append(timeoutMs)
-                .append('}');
-        String text = frame.toString();
+        String text = Frames.call(callId, r.session().clientId(), service, method, args, timeoutMs);
         // round robin over the visible providers that offer the method; a gone one is skipped
         int n = providers.size();
         int start = cursors.merge(service, 1, Integer::sum);
@@ -206,7 +156,7 @@ public final class WorkspaceObject extends LiveObject {
                 continue;
             }
             if (p.session().startCall(callId, r, text, deadline)) {
-                callsCounter.inc();
+                settings.calls().inc();
                 return;
             }
         }
@@ -220,7 +170,6 @@ public final class WorkspaceObject extends LiveObject {
     }
 
     private void register(Request r) {
-        r.require(Permission.READ_WRITE);
         Frame f = r.frame();
         String service = Names.check("service", f.string("service"));
         Set<String> methods = new HashSet<>();
@@ -247,11 +196,10 @@ public final class WorkspaceObject extends LiveObject {
         // so a stale socket can never answer in its place
         list.removeIf(p -> p.session().clientId().equals(s.clientId()) || p.session() == s);
         list.add(new Provider(s, Set.copyOf(methods), visibility.equals("private")));
-        r.ok("{\"service\":" + JsonText.quote(service) + ",\"providers\":" + list.size() + "}");
+        r.ok(JsonOut.object(48 + service.length()).str("service", service).num("providers", list.size()).end());
     }
 
     private void unregister(Request r) {
-        r.require(Permission.READ_WRITE);
         String service = Names.check("service", r.frame().string("service"));
         List<Provider> list = services.get(service);
         boolean removed = list != null && list.removeIf(p -> p.session() == r.session());
@@ -259,53 +207,45 @@ public final class WorkspaceObject extends LiveObject {
             services.remove(service);
             cursors.remove(service);
         }
-        r.ok("{\"removed\":" + removed + "}");
+        r.ok(JsonOut.of("removed", removed));
     }
 
     private void services(Request r) {
-        r.require(Permission.READ);
-        StringBuilder b = new StringBuilder("{\"services\":[");
-        boolean first = true;
+        JsonOut o = JsonOut.object(256).beginArray("services");
+        String caller = r.session().clientId();
         for (Map.Entry<String, List<Provider>> e : services.entrySet()) {
-            StringBuilder providers = new StringBuilder();
+            List<Provider> visible = new ArrayList<>();
             for (Provider p : e.getValue()) {
-                if (p.privateToClient() && !p.session().clientId().equals(r.session().clientId())) {
-                    continue;
+                if (!p.privateToClient() || p.session().clientId().equals(caller)) {
+                    visible.add(p);
                 }
-                if (providers.length() > 0) {
-                    providers.append(',');
-                }
-                providers.append("{\"client\":").append(JsonText.quote(p.session().clientId()))
-                        .append(",\"session\":").append(p.session().id())
-                        .append(",\"visibility\":\"").append(p.privateToClient() ? "private" : "workspace")
-                        .append("\",\"methods\":[");
-                List<String> ms = new ArrayList<>(p.methods());
-                java.util.Collections.sort(ms);
-                for (int i = 0; i < ms.size(); i++) {
-                    providers.append(i == 0 ? "" : ",").append(JsonText.quote(ms.get(i)));
-                }
-                providers.append("]}");
             }
-            if (providers.length() == 0) {
+            if (visible.isEmpty()) {
                 continue;
             }
-            b.append(first ? "" : ",").append("{\"service\":").append(JsonText.quote(e.getKey()))
-                    .append(",\"providers\":[").append(providers).append("]}");
-            first = false;
+            o.beginObject().str("service", e.getKey()).beginArray("providers");
+            for (Provider p : visible) {
+                o.beginObject().str("client", p.session().clientId()).num("session", p.session().id())
+                        .str("visibility", p.privateToClient() ? "private" : "workspace").beginArray("methods");
+                List<String> ms = new ArrayList<>(p.methods());
+                Collections.sort(ms);
+                ms.forEach(o::strElement);
+                o.close().close();
+            }
+            o.close().close();
         }
-        r.ok(b.append("]}").toString());
+        r.ok(o.end());
     }
 
     // ------------------------------------------------------------------ presence
 
     private void presenceSet(Request r) {
-        r.require(Permission.READ_WRITE);
         String meta = r.frame().raw("meta");
         if (meta == null) {
             meta = "{}";
         }
-        if (meta.getBytes(StandardCharsets.UTF_8).length > maxMetaBytes) {
-            throw HyphaException.tooLarge("presence meta is larger than " + maxMetaBytes + " bytes");
+        if (meta.getBytes(StandardCharsets.UTF_8).length > settings.maxMetaBytes()) {
+            throw HyphaException.tooLarge("presence meta is larger than " + settings.maxMetaBytes() + " bytes");
         }
         Session s = r.session();
         s.touch(id);
@@ -323,21 +263,20 @@ public final class WorkspaceObject extends LiveObject {
             p.state = "present";
             type = "update";
         }
-        presenceCounter.inc();
+        settings.presenceChanges().inc();
         ensureSweep();
         r.ok(p.json());
         publishPresence(type, p);
     }
 
     private void presenceHeartbeat(Request r) {
-        r.require(Permission.READ_WRITE);
         Presence p = presence.get(r.session().clientId());
         if (p == null) {
             throw HyphaException.notFound("no presence for client '" + r.session().clientId() + "'; set it first");
         }
         p.lastBeat = System.currentTimeMillis();
         p.session = r.session().id();
-        r.ok("{\"state\":\"present\"}");
+        r.ok(JsonOut.object(24).str("state", "present").end());
         if (!p.state.equals("present")) {
             p.state = "present";
             publishPresence("update", p);
@@ -345,35 +284,27 @@ public final class WorkspaceObject extends LiveObject {
     }
 
     private void presenceLeave(Request r) {
-        r.require(Permission.READ_WRITE);
         Presence p = presence.remove(r.session().clientId());
-        r.ok("{\"left\":" + (p != null) + "}");
+        r.ok(JsonOut.of("left", p != null));
         if (p != null) {
             p.state = "absent";
             publishPresence("leave", p);
         }
     }
 
-    private void presenceList(Request r) {
-        r.require(Permission.READ);
-        r.ok("{\"members\":" + membersJson() + "}");
-    }
-
-    private String membersJson() {
-        StringBuilder b = new StringBuilder("[");
-        boolean first = true;
+    /** Adds {@code "members": [...]} to {@code o}, in join order. */
+    private JsonOut membersJson(JsonOut o) {
+        o.beginArray("members");
         for (Presence p : presence.values()) {
-            b.append(first ? "" : ",").append(p.json());
-            first = false;
+            p.write(o.beginObject()).close();
         }
-        return b.append(']').toString();
+        return o.close();
     }
 
     private void presenceSubscribe(Request r) {
-        r.require(Permission.READ);
         long sub = r.session().newSubscription(id);
         presenceSubs.put(sub, r.session());
-        r.ok("{\"sub\":" + sub + ",\"members\":" + membersJson() + "}");
+        r.ok(membersJson(JsonOut.object(256).num("sub", sub)).end());
     }
 
     private void unsubscribe(Request r) {
@@ -384,18 +315,18 @@ public final class WorkspaceObject extends LiveObject {
         }
         presenceSubs.remove(sub);
         r.session().endSubscription(sub);
-        r.ok("{}");
+        r.ok(JsonOut.EMPTY);
     }
 
     private void publishPresence(String type, Presence p) {
         if (presenceSubs.isEmpty()) {
             return;
         }
-        String tail = ",\"type\":\"" + type + "\",\"member\":" + p.json() + "}";
+        String members = JsonOut.members(160).str("type", type).raw("member", p.json()).end();
         Iterator<Map.Entry<Long, Session>> it = presenceSubs.entrySet().iterator();
         while (it.hasNext()) {
             Map.Entry<Long, Session> e = it.next();
-            if (!e.getValue().send("{\"ev\":" + e.getKey() + tail)) {
+            if (!e.getValue().send(Frames.event(e.getKey(), members.length() + 24).rawMembers(members).end())) {
                 it.remove();
             }
         }
@@ -403,7 +334,7 @@ public final class WorkspaceObject extends LiveObject {
 
     private void ensureSweep() {
         if (alarmAt.isEmpty()) {
-            setAlarm(Optional.of(Instant.now().plus(sweepInterval)));
+            setAlarm(Optional.of(Instant.now().plus(settings.sweepInterval())));
         }
     }
 
@@ -417,18 +348,18 @@ public final class WorkspaceObject extends LiveObject {
         while (it.hasNext()) {
             Presence p = it.next();
             long age = now - p.lastBeat;
-            if (age >= absentAfter.toMillis()) {
+            if (age >= settings.absentAfter().toMillis()) {
                 it.remove();
                 p.state = "absent";
                 left.add(p);
-            } else if (age >= staleAfter.toMillis() && p.state.equals("present")) {
+            } else if (age >= settings.staleAfter().toMillis() && p.state.equals("present")) {
                 p.state = "stale";
                 stale.add(p);
             }
         }
         stale.forEach(p -> publishPresence("stale", p));
         left.forEach(p -> publishPresence("leave", p));
-        setAlarm(presence.isEmpty() ? Optional.empty() : Optional.of(Instant.now().plus(sweepInterval)));
+        setAlarm(presence.isEmpty() ? Optional.empty() : Optional.of(Instant.now().plus(settings.sweepInterval())));
     }
 
     @Override
@@ -459,9 +390,16 @@ public final class WorkspaceObject extends LiveObject {
         }
         ObjectRow row = new ObjectRow(objId, id, 0, new byte[0], 0, 0, 0, 0, createdAt, now,
                 alarmAt.map(Instant::toEpochMilli));
-        // the registry and presence live only in memory: a failed alarm-row commit must not break this
-        // object (and wipe them); the alarm keeps firing from its timer, only its persistence is lost
-        ctx.storage().submit(shard, io.hyphamesh.storage.WriteOwner.NONE, new Write.PutObject(row));
+        gate.stage(new Write.PutObject(row));
+    }
+
+    /**
+     * The registry and presence live only in memory: a failed alarm-row commit must not break this
+     * object (and wipe them); the alarm keeps firing from its timer, only its persistence is lost.
+     */
+    @Override
+    protected boolean reloadsAfterFailedCommit() {
+        return false;
     }
 
     @Override

@@ -18,12 +18,17 @@ import io.helidon.webserver.ConnectionContext;
 import io.helidon.websocket.WsSession;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
 
 /**
  * One client socket. Inbound frames are parsed and dispatched on the socket's reader thread
@@ -45,6 +50,10 @@ final class Connection implements Session {
     static final int CLOSE_IDLE = 4000;
     /** Close code: the server is shutting down. */
     static final int CLOSE_GOING_AWAY = 1001;
+    /** Close code: try again later (the workspace is between servers, or the server is full). */
+    static final int CLOSE_TRY_AGAIN = 1013;
+    /** Close code: the workspace is served by another server, whose base URL is the close reason. */
+    static final int CLOSE_MOVED = 4307;
 
     private static final int MAX_BATCH_FRAMES = 512;
     private static final int MAX_BATCH_CHARS = 256 * 1024;
@@ -58,6 +67,8 @@ final class Connection implements Session {
     private final ArrayBlockingQueue<Object> outbound;
     private final int eventCapacity;
     private final AtomicBoolean open = new AtomicBoolean(true);
+    private final AtomicBoolean cleaned = new AtomicBoolean();
+    private volatile String cleanedUpBy;
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Calls routed to this session as a provider, by call id. */
     private final Map<Long, InboundCall> calls = new ConcurrentHashMap<>();
@@ -120,15 +131,13 @@ final class Connection implements Session {
     @Override
     public void reply(long requestId, String okJson) {
         inFlight.decrementAndGet();
-        StringBuilder b = new StringBuilder(okJson.length() + 24);
-        b.append("{\"re\":").append(requestId).append(",\"ok\":").append(okJson).append('}');
-        enqueue(b.toString(), outbound.size() + outbound.remainingCapacity());
+        enqueue(Frames.reply(requestId, okJson), outbound.size() + outbound.remainingCapacity());
     }
 
     @Override
     public void fail(long requestId, HyphaException error) {
         inFlight.decrementAndGet();
-        enqueue("{\"re\":" + requestId + ",\"err\":" + error.toJson() + "}", outbound.size() + outbound.remainingCapacity());
+        enqueue(Frames.error(requestId, error), outbound.size() + outbound.remainingCapacity());
     }
 
     @Override
@@ -142,8 +151,7 @@ final class Connection implements Session {
             return false;
         }
         if (outbound.size() >= limit || !outbound.offer(frame)) {
-            transport.metrics().counter("ws_slow_consumer_closes", "sockets closed as slow consumers").inc();
-            close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
+            slowConsumer();
             return false;
         }
         return true;
@@ -172,8 +180,7 @@ final class Connection implements Session {
         if (outbound.size() >= eventCapacity) {
             // a provider that stopped reading is closed as a slow consumer; this call is not part of
             // what it takes down: the caller's next provider is tried
-            transport.metrics().counter("ws_slow_consumer_closes", "sockets closed as slow consumers").inc();
-            close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
+            slowConsumer();
             return false;
         }
         calls.put(callId, new InboundCall(consumer, deadlineNanos));
@@ -218,7 +225,7 @@ final class Connection implements Session {
             fragments = null;
         }
         if (text.length() > max || (text.length() * 3L > max && text.getBytes(StandardCharsets.UTF_8).length > max)) {
-            sendError(-1, HyphaException.tooLarge("message is larger than " + max + " bytes"));
+            sendError(HyphaException.tooLarge("message is larger than " + max + " bytes"));
             return;
         }
         long start = System.nanoTime();
@@ -226,12 +233,12 @@ final class Connection implements Session {
         try {
             frames = Frame.parseMessage(text);
         } catch (HyphaException e) {
-            sendError(-1, e);
+            sendError(e);
             return;
         }
         for (Frame f : frames) {
             if (f == null) {
-                sendError(-1, HyphaException.badRequest("a frame must be a JSON object"));
+                sendError(HyphaException.badRequest("a frame must be a JSON object"));
             } else {
                 onFrame(f, start);
             }
@@ -261,7 +268,7 @@ final class Connection implements Session {
         try {
             reqId = frame.longValue("id");
         } catch (HyphaException e) {
-            sendError(-1, HyphaException.badRequest("a request frame needs an integer 'id'"));
+            sendError(HyphaException.badRequest("a request frame needs an integer 'id'"));
             return;
         }
         if (inFlight.incrementAndGet() > transport.maxInFlight()) {
@@ -272,42 +279,36 @@ final class Connection implements Session {
             if (frame.hasOverlongNumber()) {
                 throw HyphaException.badRequest("a number is longer than " + Frame.MAX_NUMBER_CHARS + " characters");
             }
-            String op = frame.string("op");
+            String name = frame.string("op");
             String to = frame.string("to", "");
             if (to.isEmpty()) {
-                onSocketOp(reqId, op, frame, start);
+                onSocketOp(reqId, Op.ofSocket(name), frame, start);
                 return;
             }
             ObjectId target = ObjectId.parseTarget(workspace, to);
+            Request r = Request.of(this, reqId, target, Op.of(target.kind(), name), frame, start, transport::answered);
             touched.add(target);
-            transport.dispatch(new Request(this, reqId, target, op, frame, start, transport::answered));
+            transport.dispatch(r);
         } catch (HyphaException e) {
             fail(reqId, e);
         }
     }
 
     /** Operations of the socket itself (no {@code to}). */
-    private void onSocketOp(long reqId, String op, Frame frame, long start) {
+    private void onSocketOp(long reqId, Op op, Frame frame, long start) {
+        op.checkFields(frame);
         switch (op) {
-            case "ping" -> {
-                for (String k : frame.keys()) {
-                    if (!k.equals("id") && !k.equals("op") && !k.equals("to")) {
-                        throw HyphaException.badRequest("unknown field '" + io.hyphamesh.api.Names.printable(k)
-                                + "' for 'ping'");
-                    }
-                }
-                reply(reqId, "{}");
-            }
-            case "credit", "unsubscribe" -> {
+            case PING -> reply(reqId, JsonOut.EMPTY);
+            case SOCKET_CREDIT, SOCKET_UNSUBSCRIBE -> {
                 long sub = frame.longValue("sub");
                 ObjectId target = subscriptions.get(sub);
                 if (target == null) {
                     throw HyphaException.notFound("no subscription " + sub + " on this socket");
                 }
-                transport.dispatch(new Request(this, reqId, target, op, frame, start, transport::answered));
+                transport.dispatch(Request.of(this, reqId, target, op.on(target.kind()), frame, start,
+                        transport::answered));
             }
-            default -> throw HyphaException.badRequest("unknown socket operation '" + op
-                    + "' (object operations need a 'to')");
+            default -> throw HyphaException.badRequest("unknown socket operation '" + op.wire() + "'");
         }
     }
 
@@ -316,7 +317,7 @@ final class Connection implements Session {
         try {
             callId = frame.longValue("re-call");
         } catch (HyphaException e) {
-            sendError(-1, e);
+            sendError(e);
             return;
         }
         InboundCall call = calls.remove(callId);
@@ -333,8 +334,8 @@ final class Connection implements Session {
             // a provider's error is the provider's: only catalogue codes a provider may mean pass
             // through; 'internal', unknown codes and malformed errors become 'application'
             HyphaException e;
-            jakarta.json.JsonValue err = frame.value("err");
-            if (err instanceof jakarta.json.JsonObject eo) {
+            JsonValue err = frame.value("err");
+            if (err instanceof JsonObject eo) {
                 e = HyphaException.fromJson(eo);
                 if (e.code() == ErrorCode.INTERNAL) {
                     e = new HyphaException(ErrorCode.APPLICATION, eo.getString("message", "provider error"), e.details());
@@ -350,8 +351,9 @@ final class Connection implements Session {
         }
     }
 
-    private void sendError(long reqId, HyphaException e) {
-        send("{\"re\":" + (reqId < 0 ? "null" : Long.toString(reqId)) + ",\"err\":" + e.toJson() + "}");
+    /** An error for input without a usable request id ({@code "re": null}). */
+    void sendError(HyphaException e) {
+        send(Frames.error(e));
     }
 
     // ---------------------------------------------------------------- periodic
@@ -387,6 +389,11 @@ final class Connection implements Session {
 
     // ---------------------------------------------------------------- outbound
 
+    /**
+     * The socket's one writer. It also runs the clean-up when the socket closes, whoever closed it:
+     * a thread that does not own the socket (an object's, the committer's) only marks it closed and
+     * hands over, so failing calls and telling objects never delays that thread's other work.
+     */
     private void writeLoop() {
         List<Object> batch = new ArrayList<>(MAX_BATCH_FRAMES);
         try {
@@ -397,18 +404,26 @@ final class Connection implements Session {
                 }
                 batch.add(first);
                 outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
-                writeBatch(batch);
+                if (writeBatch(batch)) {
+                    break;
+                }
                 batch.clear();
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            // terminate(): the TCP connection is gone or going
+            Thread.interrupted();
         } catch (RuntimeException e) {
             LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
-            closed();
+            if (open.compareAndSet(true, false)) {
+                closeTcp();
+            }
+        } finally {
+            cleanup();
         }
     }
 
-    private void writeBatch(List<Object> batch) {
+    /** Writes a batch; true when it ended with the close frame (nothing more may be written). */
+    private boolean writeBatch(List<Object> batch) {
         StringBuilder b = null;
         int frames = 0;
         for (Object o : batch) {
@@ -427,7 +442,7 @@ final class Connection implements Session {
                     frames = 0;
                 }
                 ws.close(c.code(), c.reason());
-                return;
+                return true;
             }
             String s = (String) o;
             if (b == null) {
@@ -443,6 +458,7 @@ final class Connection implements Session {
         if (b != null) {
             flush(b, frames);
         }
+        return false;
     }
 
     private void flush(StringBuilder b, int frames) {
@@ -459,10 +475,12 @@ final class Connection implements Session {
     // ---------------------------------------------------------------- close
 
     /**
-     * Closes the socket with a code, never blocking the caller (often an object's thread). The close
-     * frame goes through the writer behind nothing (the queue is cleared when {@code hard}, as for a
-     * slow consumer) or behind what is queued; with {@code hard} the TCP socket is also closed after
-     * a short grace, since a peer that does not read may never take the close frame.
+     * Closes the socket with a code, never blocking the caller (often an object's or the
+     * committer's thread): it marks the socket closed and queues the close frame; the writer sends
+     * it and then cleans up ({@link #writeLoop}). The close frame goes behind nothing (the queue is
+     * cleared when {@code hard}, as for a slow consumer) or behind what is queued; with {@code hard}
+     * the TCP socket is also closed after a short grace, since a peer that does not read may never
+     * take the close frame.
      */
     void close(int code, String reason, boolean hard) {
         if (!open.compareAndSet(true, false)) {
@@ -478,11 +496,15 @@ final class Connection implements Session {
         }
         // a peer that never answers the close frame does not keep the TCP connection
         transport.closeSocketLater(this, hard ? 1000 : 5000);
-        cleanup();
     }
 
-    /** Closes the TCP socket now (after the grace of a hard close). */
+    /** Closes the TCP socket now (after the grace of a close) and stops the writer, which cleans up. */
     void terminate() {
+        closeTcp();
+        writer.interrupt();
+    }
+
+    private void closeTcp() {
         try {
             if (ws.socketContext() instanceof ConnectionContext cc) {
                 cc.serverSocket().close();
@@ -490,21 +512,34 @@ final class Connection implements Session {
         } catch (RuntimeException e) {
             LOG.log(Level.FINEST, "socket close failed", e);
         }
-        writer.interrupt();
     }
 
     /**
-     * The socket is gone (closed by the peer) or failed: forget it, and close the TCP connection so
-     * the peer is never left talking to a socket nobody reads.
+     * The socket is gone (closed by the peer) or failed: close the TCP connection so the peer is
+     * never left talking to a socket nobody reads; the writer, stopped, cleans up.
      */
     void closed() {
         if (open.compareAndSet(true, false)) {
-            cleanup();
             terminate();
         }
     }
 
+    /** Slow consumer: counted, then closed hard. */
+    private void slowConsumer() {
+        transport.slowConsumerCloses().inc();
+        close(CLOSE_SLOW_CONSUMER, "slow consumer: outbound queue full; reconnect and resume", true);
+    }
+
+    /** The name of the thread that ran the clean-up, once it ran (the writer's; tests pin it). */
+    String cleanedUpBy() {
+        return cleanedUpBy;
+    }
+
+    /** Fails the calls routed here, unregisters, tells the objects; once, on the writer thread. */
     private void cleanup() {
+        if (!cleaned.compareAndSet(false, true)) {
+            return;
+        }
         HyphaException gone = new HyphaException(ErrorCode.PEER_GONE, "provider disconnected");
         for (Long callId : List.copyOf(calls.keySet())) {
             InboundCall c = calls.remove(callId);
@@ -517,5 +552,6 @@ final class Connection implements Session {
             transport.host().sessionClosed(target, this);
         }
         subscriptions.clear();
+        cleanedUpBy = Thread.currentThread().getName();
     }
 }

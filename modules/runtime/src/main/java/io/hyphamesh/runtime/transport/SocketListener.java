@@ -6,16 +6,17 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
-import io.helidon.websocket.WsCloseCodes;
 import io.helidon.websocket.WsListener;
 import io.helidon.websocket.WsSession;
 import io.helidon.websocket.WsUpgradeException;
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.runtime.auth.Principal;
 
 /**
- * Helidon's side of one socket: authenticates the upgrade, then hands every message to its
- * {@link Connection}. Helidon calls it from the socket's reader thread only.
+ * The server's side of one socket: authenticates the upgrade, then hands every message to its
+ * {@link Connection}. {@link WsSocket} calls it from the socket's reader thread only, and tells it
+ * exactly once that the socket ended ({@link #onClose}), however it ended.
  */
 final class SocketListener implements WsListener {
     private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SocketListener.class.getName());
@@ -53,11 +54,8 @@ final class SocketListener implements WsListener {
 
     @Override
     public void onOpen(WsSession session) {
+        // null: refused, and the session already closed with the reason (moved, full, shutting down)
         connection = transport.open(principal, workspace, session);
-        if (connection == null) {
-            session.close(WsCloseCodes.TRY_AGAIN_LATER, transport.closing() ? "server is shutting down"
-                    : "too many sockets on this workspace");
-        }
     }
 
     @Override
@@ -68,7 +66,7 @@ final class SocketListener implements WsListener {
             } catch (RuntimeException e) {
                 // a fault of ours must not take the socket down with Helidon's generic close
                 LOG.log(java.util.logging.Level.WARNING, "socket message failed", e);
-                connection.send("{\"re\":null,\"err\":{\"code\":\"internal\",\"message\":\"internal error\"}}");
+                connection.sendError(new HyphaException(ErrorCode.INTERNAL, "internal error"));
             }
         }
     }
@@ -76,8 +74,15 @@ final class SocketListener implements WsListener {
     @Override
     public void onMessage(WsSession session, BufferData buffer, boolean last) {
         if (connection != null && connection.isOpen() && last) {
-            connection.send("{\"re\":null,\"err\":{\"code\":\"bad_request\",\"message\":\"binary messages are not"
-                    + " supported; send JSON text\"}}");
+            connection.sendError(HyphaException.badRequest("binary messages are not supported; send JSON text"));
+        }
+    }
+
+    /** A text message over {@code ws.max-frame-bytes}: skipped unread, answered, the socket stays open. */
+    void onTooLarge(long bytes) {
+        if (connection != null && connection.isOpen()) {
+            connection.send("{\"re\":null,\"err\":" + HyphaException.tooLarge("message is larger than "
+                    + transport.maxFrameBytes() + " bytes").toJson() + "}");
         }
     }
 

@@ -1,6 +1,9 @@
 package io.hyphamesh.runtime.transport;
 
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -10,20 +13,25 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
+import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import io.helidon.webserver.websocket.WsRouting;
 import io.helidon.websocket.WsSession;
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.runtime.host.Placement;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.http.HttpSupport;
+import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 
 /**
@@ -54,9 +62,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final AtomicLong subscriptionIds = new AtomicLong();
     private final ScheduledExecutorService sweeper;
     private final Metrics.Counter connects;
-    private final Map<String, Metrics.Histogram> opLatency = new ConcurrentHashMap<>();
+    private final Map<Op, Metrics.Histogram> opLatency = new EnumMap<>(Op.class);
+    private final Metrics.Counter slowConsumerCloses;
     private volatile long lastPingNanos = System.nanoTime();
     private volatile boolean closing;
+    private volatile Placement placement = Placement.EVERYWHERE;
 
     public Transport(ObjectHost host, ControlPlane control, HyphaConfig config, Metrics metrics) {
         this.host = host;
@@ -68,25 +78,23 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.outboundQueue = config.intValue("ws.outbound-queue");
         this.pingInterval = config.duration("ws.ping-interval");
         this.idleTimeout = config.duration("ws.idle-timeout");
-        this.limitsJson = "{\"max_frame_bytes\":" + maxFrameBytes + ",\"max_in_flight\":" + maxInFlight
-                + ",\"max_credit\":" + config.intValue("log.max-credit")
-                + ",\"max_entry_bytes\":" + config.intValue("log.max-entry-bytes")
-                + ",\"max_batch\":" + config.intValue("log.max-batch")
-                + ",\"max_page\":" + config.intValue("log.max-page")
-                + ",\"max_doc_bytes\":" + config.intValue("doc.max-bytes")
-                + ",\"heartbeat_ms\":" + Math.max(1000, config.duration("presence.stale-after").toMillis() / 3) + "}";
-        this.connects = metrics.counter("ws_connects", "WebSocket connections accepted");
-        metrics.gauge("ws_sockets", "open WebSocket connections", connections::size);
+        this.limitsJson = JsonOut.object(192).num("max_frame_bytes", maxFrameBytes).num("max_in_flight", maxInFlight)
+                .num("max_credit", config.intValue("log.max-credit"))
+                .num("max_entry_bytes", config.intValue("log.max-entry-bytes"))
+                .num("max_batch", config.intValue("log.max-batch"))
+                .num("max_page", config.intValue("log.max-page"))
+                .num("max_doc_bytes", config.intValue("doc.max-bytes"))
+                .num("heartbeat_ms", Math.max(1000, config.duration("presence.stale-after").toMillis() / 3)).end();
+        this.connects = metrics.counter(Metric.WS_CONNECTS);
+        this.slowConsumerCloses = metrics.counter(Metric.WS_SLOW_CONSUMER_CLOSES);
+        for (Op op : Op.values()) {
+            opLatency.put(op, metrics.histogram(op.label()));
+        }
+        metrics.gauge(Metric.WS_SOCKETS, connections::size);
         control.addListener(this);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-ws-sweeper").factory());
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    /** The WebSocket routing: one endpoint, one listener per socket. */
-    public WsRouting.Builder routing() {
-        return WsRouting.builder()
-                .endpoint(PATH_PREFIX + "{ws}" + PATH_SUFFIX, () -> new SocketListener(this));
     }
 
     /**
@@ -98,7 +106,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         String ws = Names.checkWorkspace(req.path().pathParameters().get("ws"));
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
-        boolean upgrade = req.headers().first(io.helidon.http.HeaderNames.UPGRADE)
+        boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
@@ -106,7 +114,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     private void refuseWhenClosing() {
         if (closing) {
-            throw new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "server is shutting down; retry");
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry");
         }
     }
 
@@ -132,17 +140,32 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
+        if (!placement.serves(ws) && placement.elsewhere(ws).isEmpty()) {
+            // no server serves it at this moment (a move in progress): the client retries
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
+        }
         return p;
     }
 
-    /** Registers an opened socket and sends its hello frame. */
+    /**
+     * Registers an opened socket and sends its hello frame; or closes it and returns null: with
+     * {@code 4307} and the serving server's URL when another server serves the workspace (browsers
+     * cannot follow a redirect on an upgrade), with {@code 1013} when the server is shutting down,
+     * full, or the workspace is between servers.
+     */
     Connection open(Principal p, String ws, WsSession session) {
         if (closing) {
+            session.close(Connection.CLOSE_TRY_AGAIN, "server is shutting down");
+            return null;
+        }
+        if (!placement.serves(ws)) {
+            closeMoved(session, placement.elsewhere(ws));
             return null;
         }
         AtomicInteger count = perWorkspace.computeIfAbsent(ws, k -> new AtomicInteger());
         if (count.incrementAndGet() > maxSocketsPerWorkspace) {
             count.decrementAndGet();
+            session.close(Connection.CLOSE_TRY_AGAIN, "too many sockets on this workspace");
             return null;
         }
         long id = sessionIds.incrementAndGet();
@@ -150,18 +173,51 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         connections.put(id, c);
         p.tokenId().ifPresent(t -> byToken.computeIfAbsent(t, k -> ConcurrentHashMap.newKeySet()).add(c));
         connects.inc();
-        StringBuilder hello = new StringBuilder(256);
-        hello.append("{\"hello\":{\"protocol\":1,\"session\":").append(id).append(",\"workspace\":");
-        JsonText.quote(hello, ws).append(",\"client\":");
-        JsonText.quote(hello, p.clientId()).append(",\"permission\":\"").append(p.permission().wire())
-                .append("\",\"expires_at\":").append(p.expiresAt() == Long.MAX_VALUE ? "null" : Long.toString(p.expiresAt()))
-                .append(",\"limits\":").append(limitsJson).append("}}");
-        c.start(hello.toString());
+        JsonOut hello = JsonOut.object(256).beginObject("hello").num("protocol", 1).num("session", id)
+                .str("workspace", ws).str("client", p.clientId()).str("permission", p.permission().wire());
+        if (p.expiresAt() == Long.MAX_VALUE) {
+            hello.nul("expires_at");
+        } else {
+            hello.num("expires_at", p.expiresAt());
+        }
+        c.start(hello.raw("limits", limitsJson).end());
         // a revocation that raced the upgrade must still close this socket
         if (p.tokenId().map(control::isRevoked).orElse(false) || !control.exists(ws)) {
             c.close(Connection.CLOSE_TOKEN_REVOKED, "token revoked", false);
         }
         return c;
+    }
+
+    /** Sets which workspaces this server serves (cluster mode). */
+    public void placement(Placement p) {
+        this.placement = p;
+    }
+
+    /**
+     * Moves the sockets of the workspaces {@code which} accepts: each is closed with {@code 4307}
+     * and {@code to} as its reason (the client reconnects there at once), or with {@code 1013} when
+     * the next server is not known yet. Never blocks.
+     */
+    public void moveSockets(Predicate<String> which, Optional<URI> to) {
+        for (Connection c : connections.values()) {
+            if (which.test(c.workspace())) {
+                String reason = to.map(URI::toString).orElse("");
+                if (!reason.isEmpty() && reason.getBytes(StandardCharsets.UTF_8).length <= 123) {
+                    c.close(Connection.CLOSE_MOVED, reason, false);
+                } else {
+                    c.close(Connection.CLOSE_TRY_AGAIN, "workspace is moving to another server; reconnect", false);
+                }
+            }
+        }
+    }
+
+    private static void closeMoved(WsSession session, Optional<URI> to) {
+        String reason = to.map(URI::toString).orElse("");
+        if (!reason.isEmpty() && reason.getBytes(StandardCharsets.UTF_8).length <= 123) {
+            session.close(Connection.CLOSE_MOVED, reason);
+        } else {
+            session.close(Connection.CLOSE_TRY_AGAIN, "workspace is moving to another server; reconnect");
+        }
     }
 
     void unregister(Connection c) {
@@ -184,27 +240,16 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     void dispatch(Request r) {
         if (closing) {
-            r.fail(new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
+            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
             return;
         }
         host.dispatch(r);
     }
 
-    /** Operations that get a latency series of their own; anything else is counted as {@code unknown}. */
-    private static final Set<String> KNOWN_OPS = Set.of("call", "register", "unregister", "services", "presence.set",
-            "presence.heartbeat", "presence.leave", "presence.list", "presence.subscribe", "unsubscribe", "credit",
-            "append", "append_all", "read", "info", "subscribe", "truncate", "configure", "delete", "get", "put", "cas",
-            "incr", "patch");
-
-    /** Records the latency of an answered request. */
+    /** Records the latency of an answered request, labelled by its operation (a bounded set). */
     void answered(Request r, boolean ok) {
-        // the label comes from a client's frame: only known operations name a series (bounded, safe text)
-        String key = r.target().kind().prefix() + "." + (KNOWN_OPS.contains(r.op()) ? r.op() : "unknown");
-        Metrics.Histogram h = opLatency.get(key);
-        if (h == null) {
-            h = opLatency.computeIfAbsent(key, metrics::histogram);
-        }
-        h.recordSince(r.startNanos());
+        // filled for every operation at construction, read-only since: safe from any thread
+        opLatency.get(r.op()).recordSince(r.startNanos());
     }
 
     /** Closes a socket's TCP connection after {@code millis}, off the caller's thread. */
@@ -224,8 +269,13 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         return host;
     }
 
-    Metrics metrics() {
-        return metrics;
+    Metrics.Counter slowConsumerCloses() {
+        return slowConsumerCloses;
+    }
+
+    /** The open socket with this session id, if any (tests look at its clean-up). */
+    Connection connection(long sessionId) {
+        return connections.get(sessionId);
     }
 
     int maxFrameBytes() {

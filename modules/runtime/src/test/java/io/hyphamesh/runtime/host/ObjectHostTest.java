@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.metrics.Metrics;
@@ -86,17 +87,17 @@ class ObjectHostTest {
             }
             try {
                 switch (r.op()) {
-                    case "incr" -> {
+                    case APPEND -> { // "incr": read-modify-write of the counter
                         long before = counter;
                         Thread.yield();
                         counter = before + 1;
                         r.ok(Long.toString(counter));
                     }
-                    case "order" -> {
+                    case READ -> { // "order": records arrival order
                         ORDER.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(r.id());
                         r.ok("null");
                     }
-                    case "barrier" -> {
+                    case INFO -> { // "barrier": two objects must run at once
                         try {
                             barrier.await(10, TimeUnit.SECONDS);
                             r.ok("true");
@@ -104,15 +105,15 @@ class ObjectHostTest {
                             r.ok("false");
                         }
                     }
-                    case "persist" -> {
+                    case TRUNCATE -> { // "persist": stages the row
                         persistRow();
                         r.ok(Long.toString(counter));
                     }
-                    case "alarm" -> {
-                        setAlarm(Optional.of(Instant.now().plusMillis(r.frame().longValue("in_ms"))));
+                    case CONFIGURE -> { // "alarm": arms an alarm in "retention" ms
+                        setAlarm(Optional.of(Instant.now().plusMillis(r.frame().longValue("retention"))));
                         r.ok("null");
                     }
-                    case "loaded" -> r.ok(Long.toString(loadedCounter));
+                    case LOG_SUBSCRIBE -> r.ok(Long.toString(loadedCounter)); // "loaded"
                     default -> throw HyphaException.badRequest("no op " + r.op());
                 }
             } finally {
@@ -138,7 +139,7 @@ class ObjectHostTest {
                 objId = ctx.storage().newObjectId(shard);
             }
             long now = System.currentTimeMillis();
-            ctx.storage().submit(shard, this, new Write.PutObject(new ObjectRow(objId, id, counter, new byte[0], 0, 0, 0,
+            gate.stage(new Write.PutObject(new ObjectRow(objId, id, counter, new byte[0], 0, 0, 0,
                     0, now, now, alarmAt.map(Instant::toEpochMilli))));
         }
 
@@ -224,8 +225,12 @@ class ObjectHostTest {
         return host;
     }
 
+    /** The probe borrows Log operations for its own: their names only select a branch. */
+    private static final Map<String, Op> PROBE_OPS = Map.of("incr", Op.APPEND, "order", Op.READ, "barrier", Op.INFO,
+            "persist", Op.TRUNCATE, "alarm", Op.CONFIGURE, "loaded", Op.LOG_SUBSCRIBE);
+
     private static Request req(Session s, long id, ObjectId target, String op, String frame) {
-        return new Request(s, id, target, op, io.hyphamesh.api.Frame.parse(frame), System.nanoTime(),
+        return Request.of(s, id, target, PROBE_OPS.get(op), io.hyphamesh.api.Frame.parse(frame), System.nanoTime(),
                 (r, ok) -> { });
     }
 
@@ -306,7 +311,7 @@ class ObjectHostTest {
         ObjectId id = ObjectId.log("w", "alarmed");
         ObjectHost first = host(dir, "60s");
         Answers answers = new Answers();
-        first.dispatch(req(answers, 1, id, "alarm", "{\"in_ms\":1500}"));
+        first.dispatch(req(answers, 1, id, "alarm", "{\"retention\":1500}"));
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.answered.get() == 1);
         // the alarm row is committed before we stop
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> first.context().storage().alarms().size() == 1);

@@ -1,4 +1,4 @@
-package io.hyphamesh.runtime.objects;
+package io.hyphamesh.runtime.host;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,9 +10,9 @@ import java.util.function.Consumer;
  * before the write queued ahead of it). Thread-safe: queued on an object's thread, released by the
  * committer's.
  */
-final class Fence {
+public final class Fence {
     /** A fence that is already passed. */
-    static final Fence PASSED = passed();
+    public static final Fence PASSED = passed();
 
     private List<Consumer<Throwable>> waiters = new ArrayList<>();
     private boolean released;
@@ -25,7 +25,7 @@ final class Fence {
     }
 
     /** Runs {@code waiter} with the commit's error (null when it committed) once released, in queue order. */
-    void then(Consumer<Throwable> waiter) {
+    public void then(Consumer<Throwable> waiter) {
         Throwable e;
         synchronized (this) {
             if (!released) {

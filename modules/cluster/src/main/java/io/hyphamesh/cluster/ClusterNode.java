@@ -1,0 +1,585 @@
+package io.hyphamesh.cluster;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonOut;
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.storage.Partitions;
+import jakarta.json.JsonObject;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * One server's membership in a cluster, on ZooKeeper through Curator. ZooKeeper says who is alive
+ * (an ephemeral node per server under {@code <root>/nodes}) and who should own which partition
+ * (the coordinator, elected with a leader latch, writes {@code <root>/assignment}); it never makes a
+ * write safe: that is the database's partition fence ({@link Partitions}). This class acquires the
+ * partitions assigned to this server (epoch + 1 in the database), releases the ones assigned away
+ * (after the runtime drained them), announces what it serves under {@code <root>/serving/<p>}, and
+ * tells the runtime through its {@link Listener}.
+ *
+ * <p>Freshness: the runtime serves a partition only while {@link #serves} is true, which needs the
+ * ZooKeeper session to be known alive: connected, and a round trip to ZooKeeper that started less
+ * than half the session timeout ago (monotonic clock). A paused server thus stops serving reads
+ * before any other server can have taken its partitions over (which needs the whole timeout).
+ *
+ * <p>Threads: one reconciler thread does every blocking step (ZooKeeper writes, acquire, release,
+ * the listener's callbacks); one heartbeat thread keeps freshness. Public methods are thread-safe.
+ */
+public final class ClusterNode implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(ClusterNode.class.getName());
+    private static final long LOOP_MILLIS = 200;
+
+    /** What the runtime does when partitions come and go. Called on the reconciler thread. */
+    public interface Listener {
+        /** This server now owns {@code partition} at {@code epoch}: it may load its objects and serve it. */
+        void acquired(int partition, long epoch);
+
+        /**
+         * {@code partition} is assigned away: stop taking its requests, move its sockets to
+         * {@code newOwner} (when known), let its objects finish and commit; return when drained
+         * (bounded). The partition is released in the database after this returns.
+         */
+        void releasing(int partition, Optional<URI> newOwner);
+
+        /** {@code partition} is no longer this server's (session lost or fenced): drop its objects now. */
+        void lost(int partition);
+
+        /**
+         * {@code partition} was acquired from {@code from}, a server declared lost {@code millisSinceLost}
+         * ago (the failover time, from the loss of its session to serving here). After {@link #acquired}.
+         */
+        default void tookOver(int partition, String from, long millisSinceLost) {
+        }
+    }
+
+    /** A live server of the cluster. */
+    public record Member(String nodeId, URI url, boolean leader) {
+    }
+
+    /** Where a partition is served now. */
+    public record Location(int partition, String nodeId, URI url, long epoch) {
+    }
+
+    private final ClusterConfig config;
+    private final Partitions partitions;
+    private final Listener listener;
+    private final CuratorFramework zk;
+    private final LeaderLatch latch;
+    private final String nodesPath;
+    private final String servingPath;
+    private final String assignmentPath;
+    private final Semaphore wake = new Semaphore(0);
+    private final CuratorWatcher watcher;
+    private final Thread reconciler;
+    private final Thread heartbeat;
+    /** Partitions this server serves (acquired, announced), with their epochs. */
+    private final Map<Integer, Long> serving = new ConcurrentHashMap<>();
+    private final long halfSessionNanos;
+    private volatile boolean connected;
+    private volatile long lastContactNanos;
+    private volatile long sessionId;
+    private volatile boolean closing;
+    /** Set when Curator reports the session lost: another server may already own our partitions. */
+    private volatile boolean sessionLost;
+    private volatile Map<String, URI> members = Map.of();
+    private volatile Map<Integer, Location> locations = Map.of();
+    private volatile Assignment assignment;
+    /** Rebalancing moves allowed now (a token bucket refilled at movesPerSecond). */
+    private double moveTokens;
+    private long tokensAt = System.nanoTime();
+    /** Assigned partitions whose previous owner still announced them, since when (for a graceful hand-over). */
+    private final Map<Integer, Long> waitingSince = new HashMap<>();
+    /** The server last seen serving each partition (reconciler thread only). */
+    private final Map<Integer, String> lastServer = new HashMap<>();
+    /** When each server that left was last seen gone (reconciler thread only). */
+    private final Map<String, Long> goneAt = new HashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
+
+    private ClusterNode(ClusterConfig config, Partitions partitions, Listener listener) {
+        this.config = config;
+        this.partitions = partitions;
+        this.listener = listener;
+        this.nodesPath = config.root() + "/nodes";
+        this.servingPath = config.root() + "/serving";
+        this.assignmentPath = config.root() + "/assignment";
+        this.halfSessionNanos = config.sessionTimeout().toNanos() / 2;
+        this.assignment = Assignment.empty(partitions.count());
+        int session = (int) config.sessionTimeout().toMillis();
+        this.zk = CuratorFrameworkFactory.builder()
+                .connectString(config.zookeeper())
+                .sessionTimeoutMs(session)
+                .connectionTimeoutMs(Math.max(1000, session / 2))
+                .retryPolicy(new ExponentialBackoffRetry(100, 10, 1000))
+                .build();
+        this.latch = new LeaderLatch(zk, config.root() + "/leader", config.nodeId());
+        this.watcher = event -> wake.release();
+        this.reconciler = Thread.ofPlatform().name("hypha-cluster").daemon(true).unstarted(this::reconcileLoop);
+        this.heartbeat = Thread.ofPlatform().name("hypha-cluster-heartbeat").daemon(true).unstarted(this::heartbeatLoop);
+    }
+
+    /**
+     * Joins the cluster: connects to ZooKeeper (waiting at most the session timeout), registers
+     * this server, and starts acquiring what the coordinator assigns to it.
+     *
+     * @throws HyphaException {@code unavailable} when ZooKeeper cannot be reached in time
+     */
+    public static ClusterNode start(ClusterConfig config, Partitions partitions, Listener listener) {
+        ClusterNode n = new ClusterNode(config, partitions, listener);
+        n.zk.getConnectionStateListenable().addListener((client, state) -> n.onState(state));
+        n.zk.start();
+        try {
+            if (!n.zk.blockUntilConnected((int) config.sessionTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                n.zk.close();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot reach ZooKeeper at " + config.zookeeper()
+                        + " within " + config.sessionTimeout().toMillis() + " ms");
+            }
+            n.latch.start();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            n.zk.close();
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted joining the cluster");
+        } catch (Exception e) {
+            n.zk.close();
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot join the cluster: " + e.getMessage(), e);
+        }
+        n.connected = true;
+        n.lastContactNanos = System.nanoTime();
+        n.heartbeat.start();
+        n.reconciler.start();
+        return n;
+    }
+
+    public ClusterConfig config() {
+        return config;
+    }
+
+    /** True while the ZooKeeper session is known alive (see the class comment). */
+    public boolean fresh() {
+        return connected && System.nanoTime() - lastContactNanos < halfSessionNanos;
+    }
+
+    /** True when this server serves {@code partition} now: it holds it and its session is fresh. */
+    public boolean serves(int partition) {
+        return serving.containsKey(partition) && fresh();
+    }
+
+    /** The partitions this server serves, with their epochs. */
+    public Map<Integer, Long> serving() {
+        return Map.copyOf(serving);
+    }
+
+    /** Where {@code partition} is served, as announced in ZooKeeper (this server's own view first). */
+    public Optional<Location> locate(int partition) {
+        Long mine = serving.get(partition);
+        if (mine != null) {
+            return Optional.of(new Location(partition, config.nodeId(), config.advertiseUrl(), mine));
+        }
+        return Optional.ofNullable(locations.get(partition));
+    }
+
+    /**
+     * The URL a client should use for {@code partition}: where it is served, else the server it is
+     * assigned to (which is about to acquire it).
+     */
+    public Optional<URI> ownerUrl(int partition) {
+        Optional<Location> l = locate(partition);
+        if (l.isPresent()) {
+            return Optional.of(l.get().url());
+        }
+        return assignment.owner(partition).map(members::get);
+    }
+
+    /** The live servers, sorted by node id. */
+    public List<Member> members() {
+        String leader;
+        try {
+            leader = latch.getLeader().getId();
+        } catch (Exception e) {
+            leader = "";
+        }
+        List<Member> out = new ArrayList<>();
+        for (Map.Entry<String, URI> m : new TreeMap<>(members).entrySet()) {
+            out.add(new Member(m.getKey(), m.getValue(), m.getKey().equals(leader)));
+        }
+        return out;
+    }
+
+    /** The coordinator's assignment: the node id each partition should be owned by ({@code null}: none yet). */
+    public List<String> assignment() {
+        Assignment a = assignment;
+        List<String> out = new ArrayList<>(a.partitions());
+        for (int p = 0; p < a.partitions(); p++) {
+            out.add(a.owner(p).orElse(null));
+        }
+        return out;
+    }
+
+    /** Makes the client see its session expire, as after a pause longer than the timeout (tests only). */
+    void expireSessionForTests() throws Exception {
+        zk.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+    }
+
+    /** Partitions this server acquired since start. */
+    public long moves() {
+        return moves.get();
+    }
+
+    // ------------------------------------------------------------------ session
+
+    private void onState(ConnectionState state) {
+        switch (state) {
+            case CONNECTED, RECONNECTED -> {
+                connected = true;
+                wake.release();
+            }
+            case SUSPENDED, READ_ONLY -> connected = false;
+            case LOST -> {
+                connected = false;
+                sessionLost = true;
+                wake.release();
+            }
+        }
+    }
+
+    private void heartbeatLoop() {
+        long every = Math.max(50, config.sessionTimeout().toMillis() / 6);
+        while (!closing) {
+            long started = System.nanoTime();
+            try {
+                if (zk.getZookeeperClient().isConnected()) {
+                    zk.getData().forPath(config.root() + "/nodes");
+                    lastContactNanos = started;
+                }
+            } catch (Exception e) {
+                LOG.log(Level.FINE, "cluster heartbeat failed", e);
+            }
+            sleep(every);
+        }
+    }
+
+    // ------------------------------------------------------------------ reconciling
+
+    private void reconcileLoop() {
+        while (!closing) {
+            try {
+                wake.tryAcquire(LOOP_MILLIS, TimeUnit.MILLISECONDS);
+                wake.drainPermits();
+                if (closing) {
+                    return;
+                }
+                reconcile();
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                LOG.log(Level.WARNING, "cluster reconcile failed; retrying", e);
+                sleep(LOOP_MILLIS);
+            }
+        }
+    }
+
+    private void reconcile() throws Exception {
+        if (sessionLost) {
+            sessionLost = false;
+            dropAll("the ZooKeeper session was lost");
+        }
+        if (!zk.getZookeeperClient().isConnected()) {
+            return;
+        }
+        long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
+        if (session != sessionId) {
+            // a new session (first, or after one expired): whatever the old one announced is gone
+            if (sessionId != 0) {
+                dropAll("the ZooKeeper session expired");
+            }
+            sessionId = session;
+            register();
+        }
+        readMembers();
+        if (latch.hasLeadership()) {
+            coordinate();
+        }
+        readAssignment();
+        readLocations();
+        releaseAssignedAway();
+        acquireAssigned();
+        for (Integer p : new ArrayList<>(serving.keySet())) {
+            if (partitions.epoch(p).isEmpty()) {
+                // the fence found it taken (a commit failed): the runtime already dropped it
+                serving.remove(p);
+                unannounce(p);
+                listener.lost(p);
+            }
+        }
+    }
+
+    private void register() throws Exception {
+        String path = nodesPath + "/" + config.nodeId();
+        byte[] data = JsonOut.object(96).str("url", config.advertiseUrl().toString())
+                .num("started", System.currentTimeMillis()).end().getBytes(StandardCharsets.UTF_8);
+        try {
+            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+        } catch (KeeperException.NodeExistsException e) {
+            // left by our previous session, which has not expired on the server yet: replace it
+            zk.delete().forPath(path);
+            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+        }
+        zk.create().orSetData().creatingParentsIfNeeded().forPath(servingPath, new byte[0]);
+        LOG.info("joined the cluster as " + config.nodeId() + " (" + config.advertiseUrl() + ")");
+    }
+
+    private void readMembers() throws Exception {
+        Map<String, URI> before = members;
+        Map<String, URI> m = new HashMap<>();
+        for (String child : zk.getChildren().usingWatcher(watcher).forPath(nodesPath)) {
+            try {
+                byte[] data = zk.getData().forPath(nodesPath + "/" + child);
+                JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
+                m.put(child, URI.create(o.getString("url")));
+            } catch (KeeperException.NoNodeException gone) {
+                // left between the listing and the read
+            }
+        }
+        members = Map.copyOf(m);
+        long now = System.nanoTime();
+        for (String gone : before.keySet()) {
+            if (!m.containsKey(gone)) {
+                goneAt.put(gone, now);
+            }
+        }
+        goneAt.keySet().removeAll(m.keySet());
+    }
+
+    /** The coordinator's step: a new assignment when a server came or went, or the load is uneven. */
+    private void coordinate() throws Exception {
+        Assignment current = readAssignmentRaw();
+        long now = System.nanoTime();
+        moveTokens = Math.min(config.movesPerSecond(),
+                moveTokens + (now - tokensAt) / 1e9 * config.movesPerSecond());
+        tokensAt = now;
+        Assignment next = current.next(members.keySet(), (int) moveTokens);
+        if (next == current) {
+            return;
+        }
+        int rebalanced = rebalanceMoves(current, next);
+        moveTokens -= rebalanced;
+        byte[] data = next.json().getBytes(StandardCharsets.UTF_8);
+        try {
+            zk.setData().forPath(assignmentPath, data);
+        } catch (KeeperException.NoNodeException e) {
+            zk.create().creatingParentsIfNeeded().forPath(assignmentPath, data);
+        }
+        LOG.info("assignment v" + next.version() + " for " + members.size() + " servers");
+    }
+
+    /** Partitions that moved between two live owners (a lost owner's moves are not rate-limited). */
+    private int rebalanceMoves(Assignment from, Assignment to) {
+        int n = 0;
+        for (int p = 0; p < from.partitions(); p++) {
+            Optional<String> a = from.owner(p);
+            if (a.isPresent() && members.containsKey(a.get()) && !a.equals(to.owner(p))) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private Assignment readAssignmentRaw() throws Exception {
+        try {
+            byte[] data = zk.getData().usingWatcher(watcher).forPath(assignmentPath);
+            return data.length == 0 ? Assignment.empty(partitions.count())
+                    : Assignment.parse(new String(data, StandardCharsets.UTF_8), partitions.count());
+        } catch (KeeperException.NoNodeException e) {
+            return Assignment.empty(partitions.count());
+        }
+    }
+
+    private void readAssignment() throws Exception {
+        assignment = readAssignmentRaw();
+    }
+
+    private void readLocations() throws Exception {
+        Map<Integer, Location> out = new HashMap<>();
+        for (String child : zk.getChildren().usingWatcher(watcher).forPath(servingPath)) {
+            try {
+                int p = Integer.parseInt(child);
+                byte[] data = zk.getData().forPath(servingPath + "/" + child);
+                JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
+                Location l = new Location(p, o.getString("node"), URI.create(o.getString("url")),
+                        o.getJsonNumber("epoch").longValue());
+                out.put(p, l);
+                lastServer.put(p, l.nodeId());
+            } catch (KeeperException.NoNodeException | NumberFormatException gone) {
+                // released between the listing and the read, or not ours
+            }
+        }
+        locations = Map.copyOf(out);
+    }
+
+    private void releaseAssignedAway() {
+        for (Integer p : new ArrayList<>(serving.keySet())) {
+            Optional<String> owner = assignment.owner(p);
+            if (owner.isPresent() && !owner.get().equals(config.nodeId())) {
+                release(p, Optional.ofNullable(members.get(owner.get())));
+            }
+        }
+    }
+
+    private void release(int p, Optional<URI> newOwner) {
+        try {
+            listener.releasing(p, newOwner);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "draining partition " + p + " failed; releasing it anyway", e);
+        }
+        serving.remove(p);
+        try {
+            partitions.release(p, config.releaseTimeout());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "releasing partition " + p + " failed (its next owner takes it anyway)", e);
+        }
+        unannounce(p);
+    }
+
+    private void acquireAssigned() {
+        Set<Integer> mine = Set.copyOf(assignment.of(config.nodeId()));
+        waitingSince.keySet().retainAll(mine);
+        for (int p : mine) {
+            if (serving.containsKey(p) || closing || !fresh()) {
+                continue;
+            }
+            Location previous = locations.get(p);
+            if (previous != null && !previous.nodeId().equals(config.nodeId())) {
+                // the previous owner still announces it (it is draining; a lost server's announcement
+                // vanishes with its session): give it the release timeout before taking over
+                long since = waitingSince.computeIfAbsent(p, k -> System.nanoTime());
+                if (System.nanoTime() - since < config.releaseTimeout().toNanos()) {
+                    continue;
+                }
+            }
+            try {
+                long epoch = partitions.acquire(p, config.acquireTimeout());
+                serving.put(p, epoch);
+                waitingSince.remove(p);
+                moves.incrementAndGet();
+                announce(p, epoch);
+                listener.acquired(p, epoch);
+                String from = lastServer.get(p);
+                Long lostAt = from == null ? null : goneAt.get(from);
+                if (lostAt != null) {
+                    listener.tookOver(p, from, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lostAt));
+                }
+                lastServer.put(p, config.nodeId());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot acquire partition " + p + " yet: " + e.getMessage());
+            }
+        }
+    }
+
+    private void announce(int p, long epoch) {
+        byte[] data = JsonOut.object(128).str("node", config.nodeId()).str("url", config.advertiseUrl().toString())
+                .num("epoch", epoch).end().getBytes(StandardCharsets.UTF_8);
+        String path = servingPath + "/" + p;
+        try {
+            try {
+                zk.create().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+            } catch (KeeperException.NodeExistsException e) {
+                // a previous owner's announcement (its session ends soon) or our own older one
+                zk.delete().forPath(path);
+                zk.create().withMode(CreateMode.EPHEMERAL).forPath(path, data);
+            }
+        } catch (Exception e) {
+            LOG.log(Level.FINE, "cannot announce partition " + p, e);
+        }
+    }
+
+    private void unannounce(int p) {
+        String path = servingPath + "/" + p;
+        try {
+            byte[] data = zk.getData().forPath(path);
+            JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
+            if (config.nodeId().equals(o.getString("node"))) {
+                zk.delete().forPath(path);
+            }
+        } catch (KeeperException.NoNodeException gone) {
+            // already gone
+        } catch (Exception e) {
+            LOG.log(Level.FINE, "cannot withdraw partition " + p, e);
+        }
+    }
+
+    private void dropAll(String why) {
+        if (serving.isEmpty()) {
+            return;
+        }
+        LOG.warning("dropping " + serving.size() + " partitions: " + why);
+        for (Integer p : new ArrayList<>(serving.keySet())) {
+            serving.remove(p);
+            listener.lost(p);
+            try {
+                partitions.release(p, config.releaseTimeout());
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "release after session loss failed", e);
+            }
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Leaves the cluster gracefully: gives up coordination, drains and releases every partition
+     * (the runtime's {@link Listener#releasing} runs for each), then ends the session.
+     */
+    @Override
+    public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        wake.release();
+        try {
+            reconciler.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            // another server coordinates, and sees this one leave: it assigns our partitions at once,
+            // and their new owners wait for each to be released here (or the release timeout)
+            latch.close();
+            zk.delete().forPath(nodesPath + "/" + config.nodeId());
+        } catch (Exception e) {
+            LOG.log(Level.FINE, "leaving the cluster", e);
+        }
+        for (Integer p : new ArrayList<>(serving.keySet())) {
+            release(p, assignment.owner(p).filter(o -> !o.equals(config.nodeId())).map(members::get));
+        }
+        heartbeat.interrupt();
+        zk.close();
+    }
+}

@@ -1,0 +1,176 @@
+package io.hyphamesh.runtime.cluster;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Predicate;
+import java.util.logging.Logger;
+
+import io.hyphamesh.cluster.ClusterConfig;
+import io.hyphamesh.cluster.ClusterNode;
+import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.runtime.host.Placement;
+import io.hyphamesh.runtime.metrics.Metric;
+import io.hyphamesh.runtime.metrics.Metrics;
+import io.hyphamesh.runtime.transport.Transport;
+import io.hyphamesh.storage.Partitions;
+
+/**
+ * This server as a member of a cluster: it serves the workspaces of the partitions it holds
+ * ({@link Placement}), and acts on what its {@link ClusterNode} tells it. On {@code acquired} it
+ * starts serving (the objects load from storage on demand, after the acquire made every committed
+ * write visible); on {@code releasing} it moves the partition's sockets to the new owner, lets its
+ * objects commit what they wrote and closes them; on {@code lost} (session expired, or the fence
+ * refused a commit) it drops them at once. Thread-safe.
+ */
+public final class ClusterMode implements Placement, ClusterNode.Listener, AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(ClusterMode.class.getName());
+
+    private final Partitions partitions;
+    private final ObjectHost host;
+    private final Transport transport;
+    private final Duration releaseTimeout;
+    private final Set<Integer> served = ConcurrentHashMap.newKeySet();
+    private final ExecutorService fenceEvents = Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().daemon(true).name("hypha-cluster-fence").factory());
+    private final Metrics.Counter moves;
+    private final Metrics.Counter losses;
+    private final Metrics.Histogram failover;
+    private volatile ClusterNode node;
+
+    private ClusterMode(Partitions partitions, ObjectHost host, Transport transport, Duration releaseTimeout,
+                        Metrics metrics) {
+        this.partitions = partitions;
+        this.host = host;
+        this.transport = transport;
+        this.releaseTimeout = releaseTimeout;
+        this.moves = metrics.counter(Metric.PARTITION_ACQUIRES);
+        this.losses = metrics.counter(Metric.PARTITION_LOSSES);
+        this.failover = metrics.histogram("cluster.failover");
+        metrics.gauge(Metric.PARTITIONS_OWNED, served::size);
+    }
+
+    /**
+     * Joins the cluster and starts serving what it assigns here. The host and the transport serve
+     * only this member's workspaces from now on.
+     */
+    public static ClusterMode start(ClusterConfig config, Partitions partitions, ObjectHost host, Transport transport,
+                                    Metrics metrics) {
+        ClusterMode mode = new ClusterMode(partitions, host, transport, config.releaseTimeout(), metrics);
+        host.placement(mode);
+        transport.placement(mode);
+        // the fence refused a commit: another server took the partition (called on a committer thread)
+        partitions.addListener((p, epoch) -> mode.fenceEvents.execute(() -> mode.lost(p)));
+        mode.node = ClusterNode.start(config, partitions, mode);
+        return mode;
+    }
+
+    /** The membership (for {@code GET /v1/cluster} and {@code locate}). */
+    public ClusterNode node() {
+        return node;
+    }
+
+    /** The partition of a workspace. */
+    public int partitionOf(String workspace) {
+        return partitions.partitionOf(workspace);
+    }
+
+    private Predicate<String> inPartition(int p) {
+        return ws -> partitions.partitionOf(ws) == p;
+    }
+
+    // ------------------------------------------------------------------ Placement
+
+    @Override
+    public boolean serves(String workspace) {
+        ClusterNode n = node;
+        return n != null && served.contains(partitions.partitionOf(workspace)) && n.fresh();
+    }
+
+    @Override
+    public Optional<URI> elsewhere(String workspace) {
+        ClusterNode n = node;
+        if (n == null) {
+            return Optional.empty();
+        }
+        Optional<URI> url = n.ownerUrl(partitions.partitionOf(workspace));
+        // ourselves, but not serving (not fresh, or between acquire and serve): nobody to send to
+        return url.filter(u -> !u.equals(n.config().advertiseUrl()));
+    }
+
+    // ------------------------------------------------------------------ ClusterNode.Listener
+
+    @Override
+    public void acquired(int partition, long epoch) {
+        moves.inc();
+        // served first: alarms armed below may fire at once, and fire only where the workspace is served
+        served.add(partition);
+        host.partitionAcquired(inPartition(partition));
+        LOG.fine(() -> "serving partition " + partition + " at epoch " + epoch);
+    }
+
+    @Override
+    public void tookOver(int partition, String from, long millisSinceLost) {
+        failover.record(millisSinceLost * 1_000_000L);
+        LOG.info("took partition " + partition + " over from " + from + ", " + millisSinceLost
+                + " ms after it was declared lost");
+    }
+
+    @Override
+    public void releasing(int partition, Optional<URI> newOwner) {
+        served.remove(partition);
+        Predicate<String> which = inPartition(partition);
+        transport.moveSockets(which, newOwner);
+        host.releaseWorkspaces(which, releaseTimeout);
+        LOG.fine(() -> "released partition " + partition + " to " + newOwner.map(URI::toString).orElse("(unknown)"));
+    }
+
+    @Override
+    public void lost(int partition) {
+        if (!served.remove(partition)) {
+            return;
+        }
+        losses.inc();
+        Predicate<String> which = inPartition(partition);
+        host.dropWorkspaces(which, "workspace moved to another server; reconnect");
+        ClusterNode n = node;
+        transport.moveSockets(which, n == null ? Optional.empty()
+                : n.ownerUrl(partition).filter(u -> !u.equals(n.config().advertiseUrl())));
+        LOG.warning("lost partition " + partition);
+    }
+
+    /** Partitions served here. */
+    public Set<Integer> served() {
+        return Set.copyOf(served);
+    }
+
+    /** The database's view of every partition's owner (a fresh read). */
+    public List<Partitions.Owner> owners() {
+        return partitions.owners();
+    }
+
+    /** The member URLs by node id. */
+    public Map<String, URI> memberUrls() {
+        Map<String, URI> out = new java.util.TreeMap<>();
+        for (ClusterNode.Member m : node.members()) {
+            out.put(m.nodeId(), m.url());
+        }
+        return out;
+    }
+
+    /** Leaves the cluster gracefully: every partition is drained and released, its sockets moved. */
+    @Override
+    public void close() {
+        ClusterNode n = node;
+        if (n != null) {
+            n.close();
+        }
+        fenceEvents.shutdown();
+    }
+}

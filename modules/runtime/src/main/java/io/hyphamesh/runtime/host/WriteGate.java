@@ -1,0 +1,158 @@
+package io.hyphamesh.runtime.host;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.storage.Write;
+
+/**
+ * "Acknowledge only after the durable commit", written once for every object kind. An object
+ * stages the writes of one mailbox run ({@link #stage}) and says what must happen once they are
+ * committed: answers, sent by the committer thread right after the commit in the order they were
+ * registered ({@link #afterCommit}), and follow-up work on the object's own thread
+ * ({@link #thenOnObject}: advancing a committed mark, publishing events). The host submits what was
+ * staged once per mailbox run ({@link #flush}, called after {@link LiveObject#onEndOfBatch}), so
+ * writes from one run, of any number of requests, share one submission and the storage's group
+ * commit merges it with every other object's waiting at that moment.
+ *
+ * <p>Reads that show state ({@code get}, a page, an idempotent retry's answer) wait on
+ * {@link #fence()}: the commit of the writes they saw, released after those writes' own answers,
+ * in the order the reads were queued. A read never shows what is not yet durable.
+ *
+ * <p>Used only on its object's mailbox thread; the callbacks run on the committer's thread
+ * ({@code afterCommit}, fences) or are posted back to the object ({@code thenOnObject}).
+ */
+public final class WriteGate {
+    private final LiveObject owner;
+    private final List<Write> staged = new ArrayList<>();
+    private final List<Consumer<Throwable>> answers = new ArrayList<>();
+    private final List<Consumer<Throwable>> followUps = new ArrayList<>();
+    /** Released when the writes staged in this run have committed; made on demand. */
+    private Fence runFence;
+    /** Released when the last submission committed. */
+    private Fence lastFence = Fence.PASSED;
+    /** Submissions whose commit has not yet been seen on the object's thread. */
+    private int inFlight;
+
+    WriteGate(LiveObject owner) {
+        this.owner = owner;
+    }
+
+    /** Adds a write to this run's submission (kept in order with the others). */
+    public void stage(Write w) {
+        staged.add(w);
+    }
+
+    /** True when this run has staged writes. */
+    public boolean hasStaged() {
+        return !staged.isEmpty();
+    }
+
+    /**
+     * Runs {@code answer} on the committer thread when this run's writes have committed (with
+     * {@code null}) or failed (with the error, as an {@link HyphaException}); must be short and
+     * never block. Answers run in registration order, before any read waiting on the same commit.
+     */
+    public void afterCommit(Consumer<HyphaException> answer) {
+        answers.add(e -> answer.accept(e == null ? null : asHypha(e)));
+    }
+
+    /** Answers {@code r} with {@code reply} once this run's writes committed, or with the commit's error. */
+    public void answerAfterCommit(Request r, Supplier<String> reply) {
+        afterCommit(e -> answer(r, e, reply));
+    }
+
+    /** Runs {@code task} on the object's thread after this run's commit (with its error, or {@code null}). */
+    public void thenOnObject(Consumer<HyphaException> task) {
+        followUps.add(e -> task.accept(e == null ? null : asHypha(e)));
+    }
+
+    /**
+     * What an answer that shows the current state waits for: this run's commit when it staged
+     * writes (they are not even submitted yet), else the last submission's.
+     */
+    public Fence fence() {
+        if (staged.isEmpty()) {
+            return lastFence;
+        }
+        if (runFence == null) {
+            runFence = new Fence();
+        }
+        return runFence;
+    }
+
+    /** Answers {@code r} with {@code reply} (computed now) once everything it saw is committed. */
+    public void answerWhenVisible(Request r, String reply) {
+        fence().then(e -> answer(r, e, () -> reply));
+    }
+
+    /** True when nothing is staged and no submission is waiting for its commit. */
+    public boolean idle() {
+        return staged.isEmpty() && inFlight == 0;
+    }
+
+    /**
+     * Submits what this run staged, as one submission. Called by the host at the end of every
+     * mailbox run; a run that staged nothing submits nothing.
+     */
+    void flush() {
+        if (staged.isEmpty()) {
+            if (!answers.isEmpty() || !followUps.isEmpty()) {
+                // callbacks without writes: nothing to wait for beyond what was already submitted
+                List<Consumer<Throwable>> a = List.copyOf(answers);
+                List<Consumer<Throwable>> f = List.copyOf(followUps);
+                answers.clear();
+                followUps.clear();
+                lastFence.then(e -> {
+                    a.forEach(c -> c.accept(e));
+                    owner.post(() -> f.forEach(c -> c.accept(e)));
+                });
+            }
+            return;
+        }
+        List<Write> writes = List.copyOf(staged);
+        List<Consumer<Throwable>> a = List.copyOf(answers);
+        List<Consumer<Throwable>> f = List.copyOf(followUps);
+        staged.clear();
+        answers.clear();
+        followUps.clear();
+        Fence fence = runFence != null ? runFence : new Fence();
+        runFence = null;
+        lastFence = fence;
+        inFlight++;
+        owner.ctx.storage().submit(owner.shard, owner, writes).whenComplete((v, e) -> {
+            // committer thread: the writes' own answers first, then the reads that waited on them
+            for (Consumer<Throwable> c : a) {
+                c.accept(e);
+            }
+            fence.release(e);
+            owner.post(() -> {
+                inFlight--;
+                for (Consumer<Throwable> c : f) {
+                    c.accept(e);
+                }
+            });
+        });
+    }
+
+    /** A commit's failure as the error its waiters get. */
+    public static HyphaException asHypha(Throwable e) {
+        Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return t instanceof HyphaException he ? he
+                : new HyphaException(ErrorCode.UNAVAILABLE, "write failed: " + t.getMessage(), t);
+    }
+
+    /** Answers {@code r} after a commit: {@code reply} on success, the commit's error otherwise. */
+    public static void answer(Request r, Throwable e, Supplier<String> reply) {
+        if (e != null) {
+            r.fail(asHypha(e));
+        } else {
+            r.ok(reply.get());
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.hyphamesh.runtime.objects;
+
+import java.time.Duration;
+
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.host.LiveObject;
+import io.hyphamesh.runtime.host.ObjectContext;
+import io.hyphamesh.runtime.metrics.Metric;
+import io.hyphamesh.runtime.metrics.Metrics;
+
+/**
+ * Makes the instance of an object kind. The objects' settings and counters are read once, here,
+ * into typed records; a wake costs no configuration look-up. Immutable; thread-safe.
+ */
+public final class ObjectFactory {
+    private final LogSettings log;
+    private final DocSettings doc;
+    private final WorkspaceSettings workspace;
+
+    /** A Log's limits. */
+    record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, int maxCredit,
+                       Metrics.Counter appends, Metrics.Counter reads) {
+    }
+
+    /** A Doc's limits. */
+    record DocSettings(int maxBytes, Metrics.Counter ops) {
+    }
+
+    /** RPC and presence settings of the workspace object. */
+    record WorkspaceSettings(Duration defaultTimeout, Duration maxTimeout, Duration staleAfter, Duration absentAfter,
+                             Duration sweepInterval, int maxMetaBytes, Metrics.Counter calls,
+                             Metrics.Counter presenceChanges) {
+    }
+
+    private ObjectFactory(LogSettings log, DocSettings doc, WorkspaceSettings workspace) {
+        this.log = log;
+        this.doc = doc;
+        this.workspace = workspace;
+    }
+
+    /** Reads the objects' settings from {@code config}. */
+    public static ObjectFactory create(HyphaConfig config, Metrics metrics) {
+        LogSettings log = new LogSettings(config.intValue("log.max-entry-bytes"), config.intValue("log.max-batch"),
+                config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")),
+                config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
+        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS));
+        WorkspaceSettings ws = new WorkspaceSettings(config.duration("rpc.default-timeout"),
+                config.duration("rpc.max-timeout"), config.duration("presence.stale-after"),
+                config.duration("presence.absent-after"), config.duration("presence.sweep-interval"),
+                config.intValue("presence.max-meta-bytes"), metrics.counter(Metric.RPC_CALLS),
+                metrics.counter(Metric.PRESENCE_REGISTERS));
+        return new ObjectFactory(log, doc, ws);
+    }
+
+    /** A new (not yet loaded) instance for {@code id}; no I/O (loading runs on the object's thread). */
+    public LiveObject create(ObjectId id, ObjectContext ctx) {
+        return switch (id.kind()) {
+            case WORKSPACE -> new WorkspaceObject(id, ctx, workspace);
+            case LOG -> new LogObject(id, ctx, log);
+            case DOC -> new DocObject(id, ctx, doc);
+        };
+    }
+}

@@ -1,0 +1,439 @@
+package io.hyphamesh.runtime.transport;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.common.buffers.DataReader;
+import io.helidon.common.concurrency.limits.Limit;
+import io.helidon.common.socket.SocketContext;
+import io.helidon.webserver.CloseConnectionException;
+import io.helidon.webserver.ConnectionContext;
+import io.helidon.webserver.spi.ServerConnection;
+import io.helidon.websocket.WsSession;
+
+/**
+ * One accepted WebSocket, server side (RFC 6455), replacing Helidon's {@code WsConnection} for the
+ * connect endpoint. Helidon 4.2 (and 4.5, and its main line) reads frames outside the block that
+ * reports failures, so a peer whose TCP connection ends without a close frame (FIN or RST) is never
+ * reported to the listener; this read loop reports every way a socket can end exactly once, at the
+ * moment the read sees it, and it validates what Helidon passes through: unknown opcodes, reserved
+ * bits, unmasked or oversize control frames and broken fragmentation close with {@code 1002}, text
+ * that is not valid UTF-8 closes with {@code 1007}, and a message over the limit is skipped without
+ * being buffered and answered {@code too_large}.
+ * <p>
+ * Threads: {@link #handle} runs on Helidon's connection thread, the only reader. Sends may come from
+ * the socket's writer thread and (close frames, pongs of a failing socket) from the reader; a lock
+ * keeps their bytes from interleaving.
+ */
+final class WsSocket implements ServerConnection, WsSession {
+    private static final Logger LOG = Logger.getLogger(WsSocket.class.getName());
+
+    static final int CLOSE_NORMAL = 1000;
+    static final int CLOSE_PROTOCOL_ERROR = 1002;
+    static final int CLOSE_NO_STATUS = 1005;
+    static final int CLOSE_ABNORMAL = 1006;
+    static final int CLOSE_INVALID_DATA = 1007;
+    static final int CLOSE_INTERNAL = 1011;
+
+    private static final int OP_CONTINUATION = 0x0;
+    private static final int OP_TEXT = 0x1;
+    private static final int OP_BINARY = 0x2;
+    private static final int OP_CLOSE = 0x8;
+    private static final int OP_PING = 0x9;
+    private static final int OP_PONG = 0xA;
+    private static final int NO_MESSAGE = -1;
+    /** A message buffer larger than this is dropped after use, so idle sockets stay small. */
+    private static final int KEEP_BUFFER_BYTES = 64 * 1024;
+    private static final int SKIP_CHUNK = 1 << 20;
+
+    private final ConnectionContext ctx;
+    private final DataReader reader;
+    private final SocketListener listener;
+    private final int maxMessageBytes;
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final AtomicBoolean closeSent = new AtomicBoolean();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile long lastReadNanos = System.nanoTime();
+    private volatile Thread readerThread;
+    private volatile boolean canRun = true;
+    private boolean sendContinues;
+
+    // the message being received (reader thread only)
+    private int messageOp = NO_MESSAGE;
+    private byte[] message = new byte[1024];
+    private int messageLength;
+    private long skippedBytes;
+
+    /** A frame the peer must not send: the socket is failed with {@code code}. */
+    private static final class Violation extends RuntimeException {
+        private final int code;
+
+        Violation(int code, String reason) {
+            super(reason, null, false, false);
+            this.code = code;
+        }
+    }
+
+    WsSocket(ConnectionContext ctx, SocketListener listener, int maxMessageBytes) {
+        this.ctx = ctx;
+        this.reader = ctx.dataReader();
+        this.listener = listener;
+        this.maxMessageBytes = maxMessageBytes;
+    }
+
+    // ---------------------------------------------------------------- the read loop
+
+    /** Runs the socket until it ends; never throws anything Helidon would answer as HTTP. */
+    @Override
+    public void handle(Limit limit) {
+        readerThread = Thread.currentThread();
+        try {
+            listener.onOpen(this);
+            while (canRun && readFrame()) {
+                lastReadNanos = System.nanoTime();
+            }
+            end(CLOSE_NORMAL, "closed");
+        } catch (Violation v) {
+            LOG.fine(() -> "socket failed: " + v.code + " " + v.getMessage());
+            sendCloseQuietly(v.code, v.getMessage());
+            end(v.code, v.getMessage());
+        } catch (RuntimeException e) {
+            // end of stream (FIN), reset (RST), a local close, or the socket's thread interrupted:
+            // the peer is gone, and the listener hears it now, not at the next write
+            LOG.log(Level.FINEST, "socket read ended", e);
+            end(CLOSE_ABNORMAL, "connection dropped");
+        } finally {
+            end(CLOSE_ABNORMAL, "connection dropped");
+        }
+        // Helidon closes the TCP connection quietly on this exception
+        throw new CloseConnectionException("WebSocket ended");
+    }
+
+    /** Reads and handles one frame; false when the close handshake ended the socket. */
+    private boolean readFrame() {
+        int b0 = reader.read() & 0xFF;
+        int b1 = reader.read() & 0xFF;
+        boolean fin = (b0 & 0x80) != 0;
+        int op = b0 & 0x0F;
+        if ((b0 & 0x70) != 0) {
+            throw new Violation(CLOSE_PROTOCOL_ERROR, "reserved bits set without a negotiated extension");
+        }
+        if ((b1 & 0x80) == 0) {
+            throw new Violation(CLOSE_PROTOCOL_ERROR, "client frames must be masked");
+        }
+        long length = b1 & 0x7F;
+        if (length == 126) {
+            length = readUnsigned(2);
+            if (length < 126) {
+                throw new Violation(CLOSE_PROTOCOL_ERROR, "frame length not in its shortest form");
+            }
+        } else if (length == 127) {
+            length = readUnsigned(8);
+            if (length < 0) {
+                throw new Violation(CLOSE_PROTOCOL_ERROR, "frame length over 2^63");
+            }
+            if (length <= 0xFFFF) {
+                throw new Violation(CLOSE_PROTOCOL_ERROR, "frame length not in its shortest form");
+            }
+        }
+        byte[] mask = new byte[4];
+        for (int i = 0; i < 4; i++) {
+            mask[i] = reader.read();
+        }
+        switch (op) {
+            case OP_CLOSE, OP_PING, OP_PONG -> {
+                if (!fin) {
+                    throw new Violation(CLOSE_PROTOCOL_ERROR, "control frames must not be fragmented");
+                }
+                if (length > 125) {
+                    throw new Violation(CLOSE_PROTOCOL_ERROR, "control frame longer than 125 bytes");
+                }
+                byte[] payload = new byte[(int) length];
+                readMasked(payload, 0, payload.length, mask);
+                return control(op, payload);
+            }
+            case OP_TEXT, OP_BINARY -> {
+                if (messageOp != NO_MESSAGE) {
+                    throw new Violation(CLOSE_PROTOCOL_ERROR, "a new message began before the previous one ended");
+                }
+                messageOp = op;
+                data(fin, length, mask);
+                return true;
+            }
+            case OP_CONTINUATION -> {
+                if (messageOp == NO_MESSAGE) {
+                    throw new Violation(CLOSE_PROTOCOL_ERROR, "continuation frame without a message to continue");
+                }
+                data(fin, length, mask);
+                return true;
+            }
+            default -> throw new Violation(CLOSE_PROTOCOL_ERROR, "unknown opcode " + op);
+        }
+    }
+
+    /** One data frame of the current message: kept while within the limit, skipped beyond it. */
+    private void data(boolean fin, long length, byte[] mask) {
+        boolean keep = messageOp == OP_TEXT && skippedBytes == 0 && messageLength + length <= maxMessageBytes;
+        if (keep) {
+            int need = messageLength + (int) length;
+            if (need > message.length) {
+                message = java.util.Arrays.copyOf(message, Math.max(need, Math.min(maxMessageBytes,
+                        message.length * 2)));
+            }
+            readMasked(message, messageLength, (int) length, mask);
+            messageLength = need;
+        } else {
+            // binary messages are refused whole and oversize ones are counted, never buffered
+            skippedBytes += messageLength + length;
+            messageLength = 0;
+            for (long left = length; left > 0; ) {
+                int n = (int) Math.min(left, SKIP_CHUNK);
+                reader.skip(n);
+                left -= n;
+            }
+        }
+        if (fin) {
+            deliver();
+        }
+    }
+
+    private void deliver() {
+        int op = messageOp;
+        long skipped = skippedBytes;
+        messageOp = NO_MESSAGE;
+        skippedBytes = 0;
+        if (op == OP_BINARY) {
+            messageLength = 0;
+            listener.onMessage(this, BufferData.empty(), true);
+        } else if (skipped > 0) {
+            listener.onTooLarge(skipped);
+        } else {
+            String text = strictUtf8(message, messageLength, "text message");
+            messageLength = 0;
+            if (message.length > KEEP_BUFFER_BYTES) {
+                message = new byte[1024];
+            }
+            listener.onMessage(this, text, true);
+        }
+    }
+
+    private boolean control(int op, byte[] payload) {
+        switch (op) {
+            case OP_PING -> listener.onPing(this, BufferData.create(payload));
+            case OP_PONG -> listener.onPong(this, BufferData.create(payload));
+            default -> {
+                int code = CLOSE_NO_STATUS;
+                String reason = "";
+                if (payload.length == 1) {
+                    throw new Violation(CLOSE_PROTOCOL_ERROR, "close frame with a one-byte payload");
+                }
+                if (payload.length >= 2) {
+                    code = ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
+                    if (!validCloseCode(code)) {
+                        throw new Violation(CLOSE_PROTOCOL_ERROR, "invalid close code " + code);
+                    }
+                    reason = strictUtf8(java.util.Arrays.copyOfRange(payload, 2, payload.length),
+                            payload.length - 2, "close reason");
+                }
+                // echo the peer's code (RFC 6455 5.5.1), then the connection ends
+                sendCloseQuietly(code == CLOSE_NO_STATUS ? CLOSE_NORMAL : code, "");
+                end(code, reason);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Codes a peer may put in a close frame (RFC 6455 7.4, IANA registry). */
+    static boolean validCloseCode(int code) {
+        return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999);
+    }
+
+    private static String strictUtf8(byte[] bytes, int length, String what) {
+        try {
+            CharBuffer chars = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes, 0, length));
+            return chars.toString();
+        } catch (CharacterCodingException e) {
+            throw new Violation(CLOSE_INVALID_DATA, what + " is not valid UTF-8");
+        }
+    }
+
+    private long readUnsigned(int bytes) {
+        long v = 0;
+        for (int i = 0; i < bytes; i++) {
+            v = (v << 8) | (reader.read() & 0xFF);
+        }
+        return v;
+    }
+
+    private void readMasked(byte[] into, int offset, int length, byte[] mask) {
+        int done = 0;
+        while (done < length) {
+            reader.ensureAvailable();
+            int n = Math.min(length - done, reader.available());
+            BufferData chunk = reader.readBuffer(n);
+            chunk.read(into, offset + done, n);
+            done += n;
+        }
+        for (int i = 0; i < length; i++) {
+            into[offset + i] ^= mask[i & 3];
+        }
+    }
+
+    /** Tells the listener the socket ended, once, whichever way it ended. */
+    private void end(int code, String reason) {
+        if (ended.compareAndSet(false, true)) {
+            try {
+                listener.onClose(this, code, reason);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "socket close handling failed", e);
+            }
+        }
+    }
+
+    private void sendCloseQuietly(int code, String reason) {
+        try {
+            close(code, reason);
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINEST, "close frame not sent", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- sends
+
+    @Override
+    public WsSession send(String text, boolean last) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        sendLock.lock();
+        try {
+            int op = sendContinues ? OP_CONTINUATION : OP_TEXT;
+            sendContinues = !last;
+            write(op, last, bytes);
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    @Override
+    public WsSession send(BufferData bufferData, boolean last) {
+        byte[] bytes = new byte[bufferData.available()];
+        bufferData.read(bytes);
+        sendLock.lock();
+        try {
+            int op = sendContinues ? OP_CONTINUATION : OP_BINARY;
+            sendContinues = !last;
+            write(op, last, bytes);
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    @Override
+    public WsSession ping(BufferData bufferData) {
+        return control(OP_PING, bufferData);
+    }
+
+    @Override
+    public WsSession pong(BufferData bufferData) {
+        return control(OP_PONG, bufferData);
+    }
+
+    private WsSession control(int op, BufferData data) {
+        byte[] bytes = new byte[Math.min(125, data.available())];
+        data.read(bytes);
+        sendLock.lock();
+        try {
+            write(op, true, bytes);
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    /** Sends a close frame once; later calls do nothing. The reader ends the socket when the peer answers. */
+    @Override
+    public WsSession close(int code, String reason) {
+        if (!closeSent.compareAndSet(false, true)) {
+            return this;
+        }
+        byte[] text = reason.getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, 123);
+        while (n > 0 && n < text.length && (text[n] & 0xC0) == 0x80) {
+            n--; // never cut a character in two
+        }
+        byte[] payload = new byte[2 + n];
+        payload[0] = (byte) (code >>> 8);
+        payload[1] = (byte) code;
+        System.arraycopy(text, 0, payload, 2, n);
+        sendLock.lock();
+        try {
+            write(OP_CLOSE, true, payload);
+        } finally {
+            sendLock.unlock();
+        }
+        return this;
+    }
+
+    @Override
+    public WsSession terminate() {
+        close(CLOSE_NORMAL, "terminate");
+        throw new CloseConnectionException("WebSocket terminated");
+    }
+
+    private void write(int op, boolean fin, byte[] payload) {
+        int n = payload.length;
+        int header = n < 126 ? 2 : n <= 0xFFFF ? 4 : 10;
+        byte[] frame = new byte[header + n];
+        frame[0] = (byte) ((fin ? 0x80 : 0) | op);
+        if (n < 126) {
+            frame[1] = (byte) n;
+        } else if (n <= 0xFFFF) {
+            frame[1] = 126;
+            frame[2] = (byte) (n >>> 8);
+            frame[3] = (byte) n;
+        } else {
+            frame[1] = 127;
+            for (int i = 0; i < 8; i++) {
+                frame[2 + i] = (byte) ((long) n >>> (56 - 8 * i));
+            }
+        }
+        System.arraycopy(payload, 0, frame, header, n);
+        ctx.dataWriter().writeNow(BufferData.create(frame));
+    }
+
+    // ---------------------------------------------------------------- Helidon's side
+
+    @Override
+    public SocketContext socketContext() {
+        return ctx;
+    }
+
+    @Override
+    public Duration idleTime() {
+        return Duration.ofNanos(System.nanoTime() - lastReadNanos);
+    }
+
+    @Override
+    public void close(boolean interrupt) {
+        canRun = false;
+        Thread t = readerThread;
+        if (t != null) {
+            // the reader is blocked in a socket read: interrupting it closes the socket and ends the loop
+            t.interrupt();
+        }
+    }
+}

@@ -1,0 +1,247 @@
+package io.hyphamesh.storage;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
+import io.hyphamesh.api.Permission;
+
+/**
+ * The reads both stores share: plain SQL over the tables of {@link Dialect#baseTables}. Each
+ * method runs on the connection (or its cached statements) it is handed and never commits. Stateless.
+ */
+final class Queries {
+    static final String OBJECT_COLUMNS = "id, workspace, kind, name, version, first_seq, last_seq,"
+            + " entries, bytes, created_at, last_activity, alarm_at";
+    static final String TOKEN_COLUMNS = "id, workspace, permission, client_id, issued_at, expires_at, revoked_at";
+
+    private Queries() {
+    }
+
+    /**
+     * Prepared statements of one read connection, kept for its life; used only by the thread that
+     * holds the connection. Not thread-safe.
+     */
+    static final class Statements {
+        private final Connection c;
+        private final Map<String, PreparedStatement> bySql = new HashMap<>();
+
+        Statements(Connection c) {
+            this.c = c;
+        }
+
+        Connection connection() {
+            return c;
+        }
+
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement ps = bySql.get(sql);
+            if (ps == null) {
+                ps = c.prepareStatement(sql);
+                bySql.put(sql, ps);
+            }
+            return ps;
+        }
+    }
+
+    static Optional<ObjectRow> loadObject(Statements st, ObjectId id) throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS
+                + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?");
+        ps.setString(1, id.workspace());
+        ps.setShort(2, (short) id.kind().ordinal());
+        ps.setString(3, id.name());
+        try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                return Optional.empty();
+            }
+            byte[] state = rs.getBytes(13);
+            if (state == null) {
+                state = rs.getBytes(14);
+            }
+            return Optional.of(objectRow(rs, state == null ? new byte[0] : state));
+        }
+    }
+
+    static List<LogEntry> readLog(Statements st, long objectId, long fromSeq, long toSeq, int limit,
+                                  boolean descending) throws SQLException {
+        String order = descending ? "DESC" : "ASC";
+        // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
+        PreparedStatement ps = st.prepare("SELECT first_seq, data, big FROM log_chunks"
+                + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order);
+        ps.setLong(1, objectId);
+        ps.setLong(2, fromSeq - Chunks.MAX_ENTRIES);
+        ps.setLong(3, toSeq);
+        ps.setFetchSize(64);
+        List<LogEntry> out = new ArrayList<>(Math.min(limit, 1024));
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next() && out.size() < limit) {
+                byte[] data = rs.getBytes(2);
+                if (data == null) {
+                    data = rs.getBytes(3);
+                }
+                if (!descending) {
+                    Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, limit, out);
+                } else {
+                    List<LogEntry> chunk = new ArrayList<>();
+                    Chunks.unpack(rs.getLong(1), data, fromSeq, toSeq, Integer.MAX_VALUE, chunk);
+                    for (int i = chunk.size() - 1; i >= 0 && out.size() < limit; i--) {
+                        out.add(chunk.get(i));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    static long lastLogSeq(Statements st, long objectId, long atLeast) throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?");
+        ps.setLong(1, objectId);
+        ps.setLong(2, atLeast - Chunks.MAX_ENTRIES);
+        try (ResultSet rs = ps.executeQuery()) {
+            long max = rs.next() ? rs.getLong(1) : 0;
+            return Math.max(max, atLeast);
+        }
+    }
+
+    static Optional<Long> findProducerEntry(Connection c, long objectId, String producer, long pseq)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT seq FROM log_dedupe WHERE obj = ? AND producer = ? AND pseq = ?")) {
+            ps.setLong(1, objectId);
+            ps.setString(2, producer);
+            ps.setLong(3, pseq);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
+            }
+        }
+    }
+
+    static List<ProducerState> producers(Statements st, long objectId) throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT producer, pseq, seq FROM log_producers WHERE obj = ?");
+        ps.setLong(1, objectId);
+        List<ProducerState> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new ProducerState(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+            }
+        }
+        return out;
+    }
+
+    static List<ObjectRow> listObjects(Connection c, String workspace) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?")) {
+            ps.setString(1, workspace);
+            return objectRows(ps);
+        }
+    }
+
+    static List<ObjectRow> alarms(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE alarm_at IS NOT NULL")) {
+            return objectRows(ps);
+        }
+    }
+
+    private static List<ObjectRow> objectRows(PreparedStatement ps) throws SQLException {
+        List<ObjectRow> rows = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                rows.add(objectRow(rs, new byte[0]));
+            }
+        }
+        return rows;
+    }
+
+    /** An object row from a result set whose first columns are {@link #OBJECT_COLUMNS}. */
+    static ObjectRow objectRow(ResultSet rs, byte[] state) throws SQLException {
+        ObjectKind kind = ObjectKind.values()[rs.getShort(3)];
+        ObjectId oid = new ObjectId(rs.getString(2), kind, rs.getString(4));
+        long alarm = rs.getLong(12);
+        Optional<Long> alarmAt = rs.wasNull() ? Optional.empty() : Optional.of(alarm);
+        return new ObjectRow(rs.getLong(1), oid, rs.getLong(5), state, rs.getLong(6), rs.getLong(7),
+                rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11), alarmAt);
+    }
+
+    static List<WorkspaceRow> workspaces(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces ORDER BY name");
+             ResultSet rs = ps.executeQuery()) {
+            List<WorkspaceRow> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(new WorkspaceRow(rs.getString(1), rs.getLong(2)));
+            }
+            return out;
+        }
+    }
+
+    static Optional<WorkspaceRow> workspace(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(new WorkspaceRow(rs.getString(1), rs.getLong(2))) : Optional.empty();
+            }
+        }
+    }
+
+    static List<TokenRow> tokens(Connection c, String workspace) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at")) {
+            ps.setString(1, workspace);
+            List<TokenRow> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(tokenRow(rs));
+                }
+            }
+            return out;
+        }
+    }
+
+    static Optional<TokenRow> token(Connection c, String id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE id = ?")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(tokenRow(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    static TokenRow tokenRow(ResultSet rs) throws SQLException {
+        long revoked = rs.getLong(7);
+        Optional<Long> revokedAt = rs.wasNull() ? Optional.empty() : Optional.of(revoked);
+        Permission p = Permission.ofWire(rs.getString(3)).orElse(Permission.READ);
+        return new TokenRow(rs.getString(1), rs.getString(2), p, rs.getString(4), rs.getLong(5), rs.getLong(6),
+                revokedAt);
+    }
+
+    static List<String> revokedTokenIds(Connection c, long nowMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT id FROM tokens WHERE revoked_at IS NOT NULL AND expires_at > ?")) {
+            ps.setLong(1, nowMillis);
+            List<String> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+            return out;
+        }
+    }
+
+    static Optional<String> setting(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT v FROM settings WHERE k = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+}
