@@ -27,7 +27,12 @@ class CephArtifactStoreTest extends ArtifactStoreContract {
 
     @Override
     protected void startBackend(Path root) {
-        ceph = CephGateway.assumeAvailable();
+        ceph = CephGateway.shared().orElse(null);
+    }
+
+    @Override
+    protected Optional<String> unavailable() {
+        return CephGateway.whyUnavailable();
     }
 
     @Override

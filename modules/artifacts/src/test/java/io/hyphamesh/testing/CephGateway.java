@@ -61,15 +61,32 @@ public final class CephGateway {
      * Ceph cannot be had on this machine.
      */
     public static CephGateway assumeAvailable() {
-        Optional<CephGateway> g = shared();
-        if (g.isEmpty()) {
-            String why = "Ceph tests SKIPPED: " + unavailable;
+        Optional<String> why = whyUnavailable();
+        if (why.isPresent()) {
+            Assumptions.assumeTrue(false, why.get());
+        }
+        return shared().orElseThrow();
+    }
+
+    /**
+     * Why Ceph cannot be had on this machine, when it cannot (printed to the test output, and to
+     * the console through stderr, the first time); empty when the gateway is up. Tests skip each
+     * of their methods with it, so the run's summary counts them as skipped.
+     */
+    public static synchronized Optional<String> whyUnavailable() {
+        if (shared().isPresent()) {
+            return Optional.empty();
+        }
+        String why = "Ceph tests SKIPPED: " + unavailable;
+        if (!told) {
+            told = true;
             System.out.println("[ceph] " + why);
             System.err.println("[ceph] " + why);
-            Assumptions.assumeTrue(false, why);
         }
-        return g.orElseThrow();
+        return Optional.of(why);
     }
+
+    private static boolean told;
 
     /** The JVM's gateway, started or found on first call; empty when Ceph is not available here. */
     public static synchronized Optional<CephGateway> shared() {

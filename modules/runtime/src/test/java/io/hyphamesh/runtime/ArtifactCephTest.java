@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +29,11 @@ class ArtifactCephTest extends ArtifactRoutesContract {
     @Override
     ArtifactHarness.Provider provider() {
         return ArtifactHarness.Provider.CEPH;
+    }
+
+    @Override
+    Optional<String> unavailable() {
+        return CephGateway.whyUnavailable();
     }
 
     @Override

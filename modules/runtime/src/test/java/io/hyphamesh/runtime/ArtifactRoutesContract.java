@@ -36,7 +36,9 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,9 +68,22 @@ abstract class ArtifactRoutesContract {
 
     abstract ArtifactHarness.Provider provider();
 
+    /** Why this provider cannot run on this machine (every test is then skipped with it); empty when it can. */
+    Optional<String> unavailable() {
+        return Optional.empty();
+    }
+
     @BeforeAll
     void startServer() {
+        if (unavailable().isPresent()) {
+            return;
+        }
         server = TestServer.start(ArtifactHarness.overrides(provider(), Map.of()));
+    }
+
+    @BeforeEach
+    void skipWhenTheProviderIsUnavailable() {
+        unavailable().ifPresent(why -> Assumptions.assumeTrue(false, why));
     }
 
     @AfterAll
