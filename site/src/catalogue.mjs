@@ -105,7 +105,7 @@ export function scenarioInfo(name) {
   const prefix = String(name).split('.')[0];
   const group = { rpc: 'RPC', log: 'Log', doc: 'Doc', ws: 'Sockets', presence: 'Presence',
     artifact: 'Artifacts', cold: 'Cold start' }[prefix] || 'Other';
-  return { name, group, title: name, what: 'not described in BENCH.md', key: 'p50_ms', per: 'ops',
+  return { name, group, title: name, what: 'not in the benchmark\'s catalogue', key: 'p50_ms', per: 'ops',
     ref: { local: { text: '—' }, cloud: { text: '—' } }, unknown: true };
 }
 

@@ -181,8 +181,8 @@ export function barChart({ kind, title, unit, groups }) {
   const systems = [];
   for (const g of groups) for (const b of g.bars) if (!systems.some((x2) => x2.label === b.sysLabel)) systems.push({ label: b.sysLabel, ...seriesStyle(b.system, 0) });
   s += legend(systems, 20, H - 8, W - 270);
-  s += `<g class="legend"><line class="markline issue" x1="${W - 250}" x2="${W - 250}" y1="${H - 16}" y2="${H - 2}"/><text x="${W - 244}" y="${H - 5}">issue 6 mark</text>`
-    + `<line class="markline ref" x1="${W - 150}" x2="${W - 150}" y1="${H - 16}" y2="${H - 2}"/><text x="${W - 144}" y="${H - 5}">reference, local</text></g>`;
+  s += `<g class="legend"><line class="markline issue" x1="${W - 250}" x2="${W - 250}" y1="${H - 16}" y2="${H - 2}"/><text x="${W - 244}" y="${H - 5}">target</text>`
+    + `<line class="markline ref" x1="${W - 150}" x2="${W - 150}" y1="${H - 16}" y2="${H - 2}"/><text x="${W - 144}" y="${H - 5}">reference, local run</text></g>`;
   return `${s}</svg>`;
 }
 

@@ -40,7 +40,7 @@ function layout({ file, title, body, data, nav = true }) {
 <main>
 ${body}
 </main>
-<footer>Built by <code>./hypha site</code> from <code>bench/results/*.json</code> (format: BENCH.md). Static page: no server, no network, no script needed.</footer>
+<footer>Built by <code>./hypha site</code> from <code>bench/results/*.json</code>. Static page: no server, no network, no script needed.</footer>
 <script type="application/json" id="bench-data">${jsonLiteral(data)}</script>
 </body>
 </html>
@@ -55,6 +55,8 @@ function runBanner(run, runs) {
     m.cores != null ? `${esc(m.cores)} cores` : null,
     m.java ? `Java ${esc(m.java)}` : null,
     `file <code>${esc(run.file)}</code>`,
+    run.config?.git_commit ? `commit <code>${esc(run.config.git_commit)}</code>` : 'commit not recorded',
+    run.config?.command ? `command <code>${esc(run.config.command)}</code>` : 'command not recorded in this file',
     runs.length > 1 ? `one of ${runs.length} runs (<a href="history.html">history</a>)` : null,
   ].filter(Boolean);
   let s = `<p class="runinfo">${bits.join(' · ')}</p>`;
@@ -88,7 +90,7 @@ function throughputGroups(run, field) {
     });
     const marks = [];
     const mark = MARKS[name];
-    if (mark) for (const c of mark.checks) if (c.field === field && c.value != null) marks.push({ kind: 'issue', label: `issue 6 mark ${c.op.replace('>=', '≥')} ${rate(c.value)}`, value: c.value });
+    if (mark) for (const c of mark.checks) if (c.field === field && c.value != null) marks.push({ kind: 'issue', label: `target ${c.op.replace('>=', '≥')} ${rate(c.value)}`, value: c.value });
     if (info.ref?.local?.[field] != null) marks.push({ kind: 'ref', label: `reference local ${rate(info.ref.local[field])}`, value: info.ref.local[field] });
     groups.push({ id: name, title: info.title, bars, marks });
   }
@@ -109,7 +111,7 @@ function latencyMarks(name) {
   const mark = MARKS[name];
   if (mark) {
     for (const c of mark.checks) {
-      if (c.field.endsWith('_ms') && c.value != null) marks.push({ kind: 'issue', label: `mark ${c.field.replace('_ms', '')} ≤ ${ms(c.value)}`, value: c.value });
+      if (c.field.endsWith('_ms') && c.value != null) marks.push({ kind: 'issue', label: `target ${c.field.replace('_ms', '')} ≤ ${ms(c.value)}`, value: c.value });
     }
   }
   const ref = scenarioInfo(name).ref?.local;
@@ -143,7 +145,7 @@ function historyChartFor(runs, name) {
   const unit = field === 'p50_ms' ? 'ms' : field === 'mb_per_s' ? 'MB/s' : field === 'peak' ? 'sockets' : `${info.per}/s`;
   const marks = [];
   const mark = MARKS[name];
-  if (mark) for (const c of mark.checks) if (c.field === field && c.value != null) marks.push({ kind: 'issue', label: `mark ${c.op.replace('>=', '≥').replace('<=', '≤')} ${field === 'p50_ms' ? ms(c.value) : rate(c.value)}`, value: c.value });
+  if (mark) for (const c of mark.checks) if (c.field === field && c.value != null) marks.push({ kind: 'issue', label: `target ${c.op.replace('>=', '≥').replace('<=', '≤')} ${field === 'p50_ms' ? ms(c.value) : rate(c.value)}`, value: c.value });
   return historyChart({ id: name, title: info.title, unit, field, series: historySeries(runs, name, field), marks });
 }
 
@@ -157,7 +159,7 @@ function headlineTable(run) {
 <td class="meaning">${h.meaning}</td>
 </tr>`).join('\n');
   return `<table class="headline">
-<thead><tr><th>measured (this run)</th><th>number</th><th>peers, same run</th><th>issue 6 mark</th><th>what it means for you</th></tr></thead>
+<thead><tr><th>measured (this run)</th><th>number</th><th>peers, same run</th><th>target</th><th>what it means for you</th></tr></thead>
 <tbody>
 ${body}
 </tbody></table>
@@ -173,7 +175,7 @@ function shortHonesty(run) {
 <li><b>Loopback, one machine.</b> Client, server and peers share ${cores != null ? `${esc(cores)} cores` : 'the same cores'}; no network is in any figure.</li>
 <li><b>Durability differs:</b> our appends and commits are fsynced before the ack; Redis runs <code>appendfsync always</code> (like for like); NATS as packaged here acknowledges before fsync.</li>
 <li><b>Warm-up excluded</b>, errors counted and shown, percentiles from HdrHistogram. One run is noisy on 2 shared cores: read ratios to peers measured minutes apart, and the <a href="history.html">history</a>.</li>
-<li><b>The reference marks</b> come from a different implementation (Cloudflare Workers/workerd, Node client, another machine): a yardstick, not a like-for-like race.</li>
+<li><b>The reference figures</b> come from a different implementation (Cloudflare Workers and Durable Objects, a Node.js client, another machine): a yardstick, not a race. Ours are loopback figures, so they are compared with the reference's <i>local</i> run (workerd over loopback); its cloud figures include a network round trip in every operation and are shown only as context, never as a ratio.</li>
 </ul>`;
 }
 
@@ -189,7 +191,7 @@ ${headlineTable(run)}
 ${tp.length ? barChart({ kind: 'throughput', title: 'Throughput, same run', unit: 'per second', groups: tp }) : '<p class="muted">No throughput figures in this run.</p>'}
 ${mb.length ? barChart({ kind: 'bandwidth', title: 'Artifact transfer', unit: 'MB/s', groups: mb }) : ''}
 <h2 id="latency">Latency percentiles</h2>
-<p class="note">p50 → p95 → p99 → max, one line per system; dashed lines are the issue's mark, dotted ones the reference's local floor. Log scale.</p>
+<p class="note">p50 → p95 → p99 → max, one line per system; dashed lines are our targets, dotted ones the reference's local run (loopback, like ours). Log scale.</p>
 <div class="charts">${lat.length ? lat.map((n) => latencyChart({ id: n, title: scenarioInfo(n).title, rows: latencyRowsFor(run, n), marks: latencyMarks(n) })).join('\n') : '<p class="muted">No latency figures in this run.</p>'}</div>
 <h2 id="history">History across runs</h2>
 <p class="note">One point per result file, placed at its start time; hollow points are quick runs. All ${runs.length} runs on the <a href="history.html">history page</a>.</p>
@@ -245,15 +247,15 @@ function scenarioSection(run, name) {
   const refRow = (kind, ref, words) => {
     if (!ref) return '';
     const r = { n: null, errors: null, p50_ms: ref.p50_ms ?? null, p95_ms: null, p99_ms: ref.p99_ms ?? null, max_ms: null, throughput_per_s: ref.throughput_per_s ?? null, mb_per_s: ref.mb_per_s ?? null, peak: ref.peak ?? null };
-    return `<tr class="ref ${kind}"><th scope="row">${esc(words)}</th><td colspan="7" class="reftext">${esc(ref.text)}</td><td></td><td>${mine ? ratioCell(name, mine, r) : '—'}</td><td class="notes">${kind === 'local' ? 'workerd over loopback (a floor)' : 'real Cloudflare DO + R2 from one host'}</td></tr>`;
+    return `<tr class="ref ${kind}"><th scope="row">${esc(words)}</th><td colspan="7" class="reftext">${esc(ref.text)}</td><td></td><td>${kind === 'local' ? (mine ? ratioCell(name, mine, r) : '—') : '<span class="muted">no ratio: over a network</span>'}</td><td class="notes">${kind === 'local' ? 'workerd over loopback, like ours: the figure to compare with' : 'context only: real Cloudflare Durable Objects and R2 from one host, a network round trip in every operation'}</td></tr>`;
   };
-  body += refRow('local', info.ref?.local, 'reference, local floor');
+  body += refRow('local', info.ref?.local, 'reference, local run');
   body += refRow('cloud', info.ref?.cloud, 'reference, cloud');
   const mark = evaluateMark(run, name);
   if (mark) {
     const c0 = mark.checks.find((c) => c.target != null && c.ours != null);
     const r = c0 ? compare(c0.ours, c0.target, c0.field) : null;
-    body += `<tr class="ref issue"><th scope="row">issue 6 mark</th><td colspan="7" class="reftext">${esc(mark.text)} ${markBadge(mark)}</td><td></td><td>${r ? `<span class="ratio ${r.verdict.replace(' ', '-')}">${esc({ p50_ms: 'p50', p99_ms: 'p99', throughput_per_s: 'rate', mb_per_s: 'MB/s', peak: 'peak', errors: 'errors', failures: 'failures' }[c0.field] || c0.field)} ${esc(ratio(r.value))}<br><small>${esc(r.verdict)}</small></span>` : '—'}</td><td class="notes">${esc(mark.checks.map((c) => `${c.label}: ${c.status === 'unknown' ? 'no figure' : c.status}`).join('; '))}</td></tr>`;
+    body += `<tr class="ref issue"><th scope="row">target</th><td colspan="7" class="reftext">${esc(mark.text)} ${markBadge(mark)}</td><td></td><td>${r ? `<span class="ratio ${r.verdict.replace(' ', '-')}">${esc({ p50_ms: 'p50', p99_ms: 'p99', throughput_per_s: 'rate', mb_per_s: 'MB/s', peak: 'peak', errors: 'errors', failures: 'failures' }[c0.field] || c0.field)} ${esc(ratio(r.value))}<br><small>${esc(r.verdict)}</small></span>` : '—'}</td><td class="notes">${esc(mark.checks.map((c) => `${c.label}: ${c.status === 'unknown' ? 'no figure' : c.status}`).join('; '))}</td></tr>`;
   }
   const chart = hasLatency(run, name) ? latencyChart({ id: name, title: info.title, rows: latencyRowsFor(run, name), marks: latencyMarks(name) }) : '';
   return `<section class="scenario" id="${esc(name)}" data-scenario="${esc(name)}">
@@ -273,8 +275,8 @@ ${chart}
 export function scenariosPage(run, runs) {
   const names = scenarioNames(run).sort(scenarioOrder);
   const missing = SCENARIOS.map((s) => s.name).filter((n) => !names.includes(n));
-  let body = `<h1>Every scenario, beside peers and marks</h1>${runBanner(run, runs)}
-<p class="note">Each table: our row, the peers' rows from the same run, the reference report's local floor and cloud figures (BENCH.md), and issue 6's mark. The ratio is ours ÷ that row on the figure both have (the scenario's main figure first); "better" or "worse" is from our side. Latency in ms; a blank is a figure the row does not have.</p>
+  let body = `<h1>Every scenario, beside peers and targets</h1>${runBanner(run, runs)}
+<p class="note">Each table: our row, the peers' rows from the same run, the reference report's local run (workerd over loopback: the like-for-like comparison) and its cloud run (shown as context: it includes network round trips, so it gets no ratio), and our target. The ratio is ours ÷ that row on the figure both have (the scenario's main figure first); "better" or "worse" is from our side. Latency in ms; a blank is a figure the row does not have.</p>
 <p class="toc">${GROUPS.map((g) => {
     const inG = names.filter((n) => scenarioInfo(n).group === g);
     return inG.length ? `<b>${esc(g)}</b> ${inG.map((n) => `<a href="#${esc(n)}">${esc(n)}</a>`).join(' ')}` : '';
@@ -284,7 +286,7 @@ export function scenariosPage(run, runs) {
     if (!inG.length) continue;
     body += `<h2>${esc(g)}</h2>${inG.map((n) => scenarioSection(run, n)).join('\n')}`;
   }
-  if (missing.length) body += `<h2>Not in this run</h2><p class="muted">BENCH.md scenarios this result file has no row for: ${missing.map((n) => `<code>${esc(n)}</code>`).join(', ')}.</p>`;
+  if (missing.length) body += `<h2>Not in this run</h2><p class="muted">Scenarios of the benchmark this result file has no row for: ${missing.map((n) => `<code>${esc(n)}</code>`).join(', ')}.</p>`;
   return layout({ file: 'scenarios.html', title: 'Scenarios', body, data: { shown: run.file, run: plainRun(run) } });
 }
 
@@ -344,20 +346,20 @@ export function methodPage(run, runs, skipped) {
     `<b>Durability is not the same everywhere.</b> ${Object.entries(DURABILITY).map(([s, d]) => `${esc(SYSTEM_LABEL[s])}: ${esc(d)}`).join('; ')}. A faster peer that has not fsynced has not done the same work.`,
     `<b>Errors are counted, never dropped.</b> ${withErrors.length ? `This run has errors in: ${withErrors.map((r) => `<code>${esc(r.name)}</code> ${esc(rowLabel(r))} (${esc(int(r.errors))})`).join(', ')}.` : 'This run reports 0 errors in every row.'} Failed operations are left out of the latency percentiles but shown in the errors column.`,
     `<b>Bounded load.</b> <code>ws.max</code> ramps up to a target; with 0 failures its peak is a floor, not the ceiling.${wsMax ? ` This run: peak ${esc(int(wsMax.peak))}, ${esc(int(wsMax.failures))} failures.` : ''}`,
-    `<b>The reference marks are a yardstick, not a race.</b> The reference report measured a different implementation (Cloudflare Workers and Durable Objects, locally on workerd and in the cloud) with a Node.js client on another machine, with its own sizes (e.g. 16 in flight where we run 32, a 200-entry replay where we replay 1,000,000). Ratios to it show the order of magnitude only.`,
-    missingPeers.length ? `<b>Peers missing from this run:</b> ${missingPeers.map((p) => esc(systemLabel(p))).join(', ')} (not installed, or not asked for with <code>--peers</code>). Marks that compare with them show "no data".` : `<b>Peers:</b> ${peers.map((p) => esc(systemLabel(p))).join(', ')} ran in the same run, through their Java clients, on loopback ports of their own.`,
+    `<b>The reference figures are a yardstick, not a race.</b> The reference report measured a different implementation (Cloudflare Workers and Durable Objects, locally on workerd and in the cloud) with a Node.js client on another machine, with its own sizes (e.g. 16 in flight where we run 32, a 200-entry replay where we replay 1,000,000). Like is compared with like: our loopback figures with its local run (workerd over loopback), and even those ratios show the order of magnitude only. Its cloud run (real Cloudflare Durable Objects and R2, from one host) includes a network round trip in every operation, about 12 ms for a call and 36 ms for a durable write; it is shown as context, with no ratio.`,
+    missingPeers.length ? `<b>Peers missing from this run:</b> ${missingPeers.map((p) => esc(systemLabel(p))).join(', ')} (not installed, or not asked for with <code>--peers</code>). Targets that compare with them show "no data".` : `<b>Peers:</b> ${peers.map((p) => esc(systemLabel(p))).join(', ')} ran in the same run, through their Java clients, on loopback ports of their own.`,
   ];
   if (run.fixture) notes.unshift('<b>This is a test fixture.</b> The figures on these pages were made up for the page tests.');
   if (run.quick) notes.unshift('<b>Quick smoke run.</b> Sizes and durations were cut down to finish in under a minute; the figures are not comparable with a full run.');
   const body = `<h1>Method, machine and honesty notes</h1>${runBanner(run, runs)}
 <h2>How the figures are made</h2>
-<p class="note">As BENCH.md and issue 6 specify the harness; the config and notes of each result file say what a run actually did.</p>
+<p class="note">The config and notes of each result file say what a run actually did; the banner above names the git commit it measured and the command that ran it.</p>
 <ul>
-<li><code>./hypha bench</code> starts our server in its own JVM on a fresh data directory, provisions a throwaway workspace and a short-lived token, runs every scenario of BENCH.md through the real JVM client over loopback, then tears down what it made.</li>
+<li><code>./hypha bench</code> starts our server in its own JVM on a fresh data directory, provisions a throwaway workspace and a short-lived token, runs every scenario of the reference report (plus a few of our own) through the real JVM client over loopback, then tears down what it made.</li>
 <li>Latency percentiles (p50, p95, p99, max) come from HdrHistogram over every operation after warm-up; throughput is operations ÷ wall-clock of the measured batch. Serial scenarios keep 1 operation in flight; concurrent ones the depth their name gives.</li>
 <li>With <code>--peers nats,redis</code> the harness starts <code>nats-server -js</code> and <code>redis-server</code> (<code>appendfsync always</code>) and runs the mapped operation of each scenario with the same concurrency and payloads:
 <ul>${Object.entries(PEER_OPERATION).map(([p, o]) => `<li>${esc(systemLabel(p))}: ${esc(o)}</li>`).join('')}</ul></li>
-<li>The pages are built by <code>./hypha site</code> from the result files; nothing on them is typed by hand except the marks and the words.</li>
+<li>The pages are built by <code>./hypha site</code> from the result files; nothing on them is typed by hand except the targets, the reference's figures and the words.</li>
 </ul>
 <h2>Honesty notes</h2>
 <ul class="honesty">${notes.map((x) => `<li>${x}</li>`).join('\n')}</ul>

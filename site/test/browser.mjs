@@ -175,7 +175,7 @@ try {
       expect(refs.some((c) => c.includes('local')) && refs.some((c) => c.includes('cloud')) || name === 'rpc.noop.openloop', `scenarios: ${name} shows the reference's local and cloud marks`);
     }
     const issueRows = await page.$$eval('tr.ref.issue', (els) => els.length);
-    expect(issueRows >= 10, `scenarios: issue 6 marks shown (${issueRows})`);
+    expect(issueRows >= 10, `scenarios: targets shown (${issueRows})`);
     const ratios = await page.$$eval('section[data-scenario="rpc.noop.serial"] tr[data-system="nats"] .ratio', (els) => els.map((e) => Number(e.dataset.ratio)));
     const us = fixtureRow('rpc.noop.serial', 'hypha-mesh').p50_ms, them = fixtureRow('rpc.noop.serial', 'nats').p50_ms;
     expect(ratios.length === 1 && Math.abs(ratios[0] - us / them) < 1e-9, `scenarios: ratio ours ÷ NATS for rpc.noop.serial is ${us / them} (${ratios})`);

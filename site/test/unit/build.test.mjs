@@ -166,3 +166,22 @@ test('a replay that did not catch up, a counter that ended wrong and a socket ce
   assert.equal(evaluateMark(run, 'ws.max').status, 'missed');
   assert.equal(evaluateMark(run, 'doc.incr.contended').status, 'missed');
 });
+
+test('the pages speak to readers: targets, no tracker words or internal files, like compared with like, the run named', () => {
+  const dir = tmp();
+  const out = tmp();
+  fs.writeFileSync(path.join(dir, 'run.json'), minimal({ config: { git_commit: 'abc1234', command: './hypha bench --peers nats,redis' } }));
+  build({ results: dir, out, run: null });
+  for (const page of ['index.html', 'scenarios.html', 'history.html', 'method.html']) {
+    const html = fs.readFileSync(path.join(out, page), 'utf8');
+    const text = html.replace(/<(script|style)[\s\S]*?<\/\1>/g, '').replace(/<[^>]+>/g, ' ');
+    assert.doesNotMatch(text, /issue \d|BENCH\.md|\bmarks?\b/i, `${page} speaks of the tracker or its files`);
+    assert.match(html, /commit <code>abc1234<\/code>/, `${page} names the measured commit`);
+    assert.match(html, /command <code>\.\/hypha bench --peers nats,redis<\/code>/, `${page} names the exact command`);
+  }
+  const scenarios = fs.readFileSync(path.join(out, 'scenarios.html'), 'utf8');
+  const cloud = scenarios.match(/<tr class="ref cloud">[\s\S]*?<\/tr>/);
+  assert.ok(cloud, 'the cloud figures are shown as context');
+  assert.doesNotMatch(cloud[0], /class="ratio/, 'no ratio of a loopback figure to a cloud figure');
+  assert.match(scenarios.match(/<tr class="ref local">[\s\S]*?<\/tr>/)[0], /class="ratio/, 'the local run is the one compared');
+});

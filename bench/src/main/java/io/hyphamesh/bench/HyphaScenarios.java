@@ -4,7 +4,6 @@ import io.hyphamesh.api.JsonText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -78,7 +77,7 @@ final class HyphaScenarios {
             for (int k = 0; k < 32; k++) {
                 burst.add(c.callAsync("warm", "noop", TIMEOUT));
                 burst.add(log.appendAsync(body(i)));
-                burst.add(doc.incrAsync("/n", java.math.BigDecimal.ONE, Optional.empty()));
+                burst.add(doc.incrAsync("/n", java.math.BigDecimal.ONE));
             }
             for (CompletableFuture<?> f : burst) {
                 try {

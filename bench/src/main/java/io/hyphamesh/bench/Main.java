@@ -32,7 +32,12 @@ public final class Main {
     private Main() {
     }
 
+    /** The command line of this run, as the pages show it. */
+    private static String command = "./hypha bench";
+
     public static void main(String[] args) throws Exception {
+        command = String.join(" ", java.util.stream.Stream.concat(java.util.stream.Stream.of("./hypha bench"),
+                java.util.Arrays.stream(args)).toList());
         Options o;
         try {
             o = Options.parse(args);
@@ -72,6 +77,7 @@ public final class Main {
         config.put("filters", o.filters());
         config.put("peers", new ArrayList<>(o.peers()));
         config.put("git_commit", git());
+        config.put("command", command);
         config.put("client", "io.hyphamesh.client (JVM, java.net.http WebSocket, JSON text frames) over loopback;"
                 + " one socket per HyphaClient");
         Progress.say("hypha bench: " + (o.quick() ? "quick smoke run" : "full run") + ", temp dir " + tmp);

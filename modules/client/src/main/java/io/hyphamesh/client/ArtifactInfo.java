@@ -16,6 +16,7 @@ import java.util.Optional;
  */
 public record ArtifactInfo(String path, long size, String etag, Optional<String> contentType, Instant lastModified) {
 
+    /** Checks that every part is present. */
     public ArtifactInfo {
         Objects.requireNonNull(path);
         Objects.requireNonNull(etag);

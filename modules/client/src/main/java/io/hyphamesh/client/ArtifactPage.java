@@ -12,6 +12,7 @@ import java.util.Optional;
  */
 public record ArtifactPage(List<ArtifactInfo> files, Optional<String> nextCursor) {
 
+    /** Copies the list and checks the cursor is present. */
     public ArtifactPage {
         files = List.copyOf(files);
         Objects.requireNonNull(nextCursor);

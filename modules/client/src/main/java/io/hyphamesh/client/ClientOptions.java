@@ -1,9 +1,17 @@
 package io.hyphamesh.client;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
- * Client settings. Built with {@link #builder()}; immutable.
+ * Client settings. Built with {@link #builder()}; immutable and thread-safe.
+ *
+ * <pre>{@code
+ * ClientOptions o = ClientOptions.builder()
+ *         .requestTimeout(Duration.ofSeconds(5))
+ *         .reconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(5))
+ *         .build();
+ * }</pre>
  */
 public final class ClientOptions {
     private final Duration connectTimeout;
@@ -11,6 +19,7 @@ public final class ClientOptions {
     private final Duration reconnectMin;
     private final Duration reconnectMax;
     private final boolean reconnect;
+    private final boolean waitForReconnect;
     private final int logCredit;
     private final Duration heartbeat;
 
@@ -20,46 +29,99 @@ public final class ClientOptions {
         this.reconnectMin = b.reconnectMin;
         this.reconnectMax = b.reconnectMax;
         this.reconnect = b.reconnect;
+        this.waitForReconnect = b.waitForReconnect;
         this.logCredit = b.logCredit;
         this.heartbeat = b.heartbeat;
     }
 
+    /**
+     * A builder with the defaults.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Defaults: connect 10 s, requests 30 s, reconnect 100 ms .. 5 s with jitter, credit 1000. */
+    /**
+     * The defaults: connect 10 s, requests 30 s, reconnect on, backoff 100 ms .. 5 s with jitter,
+     * requests fail at once while reconnecting, Log credit 1000, the server's heartbeat cadence.
+     *
+     * @return the default options
+     */
     public static ClientOptions defaults() {
         return builder().build();
     }
 
+    /**
+     * How long one attempt to open a socket may take (TCP, upgrade and hello).
+     *
+     * @return the connect timeout
+     */
     public Duration connectTimeout() {
         return connectTimeout;
     }
 
-    /** Timeout of blocking calls that take none. */
+    /**
+     * The timeout of every operation called without one.
+     *
+     * @return the default request timeout
+     */
     public Duration requestTimeout() {
         return requestTimeout;
     }
 
+    /**
+     * The smallest backoff bound between reconnect attempts.
+     *
+     * @return the minimum
+     */
     public Duration reconnectMin() {
         return reconnectMin;
     }
 
+    /**
+     * The largest backoff bound between reconnect attempts.
+     *
+     * @return the maximum
+     */
     public Duration reconnectMax() {
         return reconnectMax;
     }
 
+    /**
+     * Whether the client reconnects after a dropped socket (else it closes).
+     *
+     * @return true by default
+     */
     public boolean reconnect() {
         return reconnect;
     }
 
-    /** Entries a Log subscription may have in flight; granted again as the listener consumes them. */
+    /**
+     * Whether requests made while the client is reconnecting wait, within their timeout, for the
+     * next socket. Off by default: they fail at once with {@code unavailable} and are not sent.
+     *
+     * @return false by default
+     */
+    public boolean waitForReconnect() {
+        return waitForReconnect;
+    }
+
+    /**
+     * Entries a Log subscription may have in flight; granted again as the listener consumes them.
+     *
+     * @return the credit per subscription
+     */
     public int logCredit() {
         return logCredit;
     }
 
-    /** Presence heartbeat cadence; zero means the server's suggestion. */
+    /**
+     * Presence heartbeat cadence; zero means the server's suggestion ({@code heartbeat_ms} of its hello).
+     *
+     * @return the cadence, or zero
+     */
     public Duration heartbeat() {
         return heartbeat;
     }
@@ -71,34 +133,86 @@ public final class ClientOptions {
         private Duration reconnectMin = Duration.ofMillis(100);
         private Duration reconnectMax = Duration.ofSeconds(5);
         private boolean reconnect = true;
+        private boolean waitForReconnect;
         private int logCredit = 1000;
         private Duration heartbeat = Duration.ZERO;
 
         private Builder() {
         }
 
+        private static Duration positive(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive: " + d);
+            }
+            return d;
+        }
+
+        /**
+         * Sets how long one attempt to open a socket may take.
+         *
+         * @param d a positive duration (default 10 s)
+         * @return this builder
+         */
         public Builder connectTimeout(Duration d) {
-            this.connectTimeout = d;
+            this.connectTimeout = positive(d, "connect timeout");
             return this;
         }
 
+        /**
+         * Sets the timeout of operations called without one.
+         *
+         * @param d a positive duration (default 30 s)
+         * @return this builder
+         */
         public Builder requestTimeout(Duration d) {
-            this.requestTimeout = d;
+            this.requestTimeout = positive(d, "request timeout");
             return this;
         }
 
-        /** Backoff bounds between reconnect attempts (each attempt waits a random time up to the bound). */
+        /**
+         * Sets the backoff bounds between reconnect attempts: attempt {@code n} waits a random time
+         * in {@code [min/2, min(max, min × 2^n)]}; with several servers, {@code n} counts rounds over the list.
+         *
+         * @param min the first bound (default 100 ms)
+         * @param max the largest bound (default 5 s)
+         * @return this builder
+         */
         public Builder reconnectBackoff(Duration min, Duration max) {
-            this.reconnectMin = min;
-            this.reconnectMax = max;
+            this.reconnectMin = positive(min, "reconnect minimum");
+            this.reconnectMax = positive(max, "reconnect maximum");
             return this;
         }
 
+        /**
+         * Sets whether to reconnect after a dropped socket.
+         *
+         * @param on true (the default) to reconnect
+         * @return this builder
+         */
         public Builder reconnect(boolean on) {
             this.reconnect = on;
             return this;
         }
 
+        /**
+         * Sets whether requests made while reconnecting wait for the next socket (within their
+         * timeout) instead of failing at once with {@code unavailable}.
+         *
+         * @param on false by default
+         * @return this builder
+         */
+        public Builder waitForReconnect(boolean on) {
+            this.waitForReconnect = on;
+            return this;
+        }
+
+        /**
+         * Sets the credit of each Log subscription.
+         *
+         * @param credit entries in flight per subscription, at least 1 (default 1000; the server caps it at its {@code log.max-credit})
+         * @return this builder
+         */
         public Builder logCredit(int credit) {
             if (credit < 1) {
                 throw new IllegalArgumentException("credit must be positive");
@@ -107,11 +221,26 @@ public final class ClientOptions {
             return this;
         }
 
+        /**
+         * Sets the presence heartbeat cadence.
+         *
+         * @param d the cadence, or zero (the default) for the server's suggestion
+         * @return this builder
+         */
         public Builder heartbeat(Duration d) {
+            Objects.requireNonNull(d);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("heartbeat must not be negative: " + d);
+            }
             this.heartbeat = d;
             return this;
         }
 
+        /**
+         * The options.
+         *
+         * @return immutable options
+         */
         public ClientOptions build() {
             return new ClientOptions(this);
         }

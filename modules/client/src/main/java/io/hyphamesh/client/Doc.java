@@ -2,57 +2,254 @@ package io.hyphamesh.client;
 
 import java.math.BigDecimal;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import jakarta.json.JsonValue;
 
 /**
- * A named JSON document with a version. Writes return the new version; conditional writes take
- * the expected one. Thread-safe.
+ * A named JSON document with a version. A Doc never written has version 0 and value
+ * {@link JsonValue#NULL}; every write makes exactly one new version. Writes return the new
+ * version; conditional writes take the expected one. Every method has a form that waits at most
+ * the client's default timeout and one with an explicit timeout. Writes in flight when the socket
+ * drops fail with {@code unavailable} "outcome unknown" (read to find out). Thread-safe; a handle
+ * is cheap.
  */
 public interface Doc {
+    /**
+     * The Doc's name.
+     *
+     * @return the name
+     */
     String name();
 
+    /**
+     * Reads the whole document.
+     *
+     * @return its value and version
+     */
+    DocValue get();
+
+    /**
+     * Reads the whole document.
+     *
+     * @param timeout how long to wait
+     * @return its value and version
+     */
     DocValue get(Duration timeout);
 
-    /** Replaces the value; returns the new version. */
+    /**
+     * Replaces the document.
+     *
+     * @param value the new document
+     * @return the new version
+     */
+    long put(JsonValue value);
+
+    /**
+     * Replaces the document.
+     *
+     * @param value   the new document
+     * @param timeout how long to wait
+     * @return the new version
+     */
     long put(JsonValue value, Duration timeout);
 
     /**
-     * Replaces the value if the version is still {@code expectedVersion}.
+     * Replaces the document if its version is still {@code expectedVersion} (0: only if it does not exist).
      *
-     * @throws io.hyphamesh.api.HyphaException {@code conflict}, with the current version and value
-     *                                         in {@link io.hyphamesh.api.HyphaException#currentVersion()}
+     * @param expectedVersion the version read before
+     * @param value           the new document
+     * @return the new version
+     * @throws io.hyphamesh.api.HyphaException {@code conflict}, with the current version and value in
+     *                                         {@link io.hyphamesh.api.HyphaException#currentVersion()}
+     *                                         and {@link io.hyphamesh.api.HyphaException#currentValue()}
+     */
+    long cas(long expectedVersion, JsonValue value);
+
+    /**
+     * Compare-and-swap; see {@link #cas(long, JsonValue)}.
+     *
+     * @param expectedVersion the version read before
+     * @param value           the new document
+     * @param timeout         how long to wait
+     * @return the new version
      */
     long cas(long expectedVersion, JsonValue value, Duration timeout);
 
+    /**
+     * Compare-and-swap without blocking.
+     *
+     * @param expectedVersion the version read before
+     * @param value           the new document
+     * @return completes with the new version, or fails with {@code conflict}
+     */
     CompletableFuture<Long> casAsync(long expectedVersion, JsonValue value);
 
     /**
-     * Adds {@code delta} to the number at {@code path} (a JSON Pointer; created at 0) atomically on
-     * the server, in one round trip. With a floor, an increment that would go below it is refused
-     * with code {@code floor} and changes nothing.
+     * Compare-and-swap without blocking.
      *
-     * @return the new value and version
+     * @param expectedVersion the version read before
+     * @param value           the new document
+     * @param timeout         how long to wait
+     * @return completes with the new version, or fails with {@code conflict}
      */
-    DocValue incr(String path, BigDecimal delta, Optional<BigDecimal> floor, Duration timeout);
+    CompletableFuture<Long> casAsync(long expectedVersion, JsonValue value, Duration timeout);
 
-    /** {@link #incr} with a long delta and no floor. */
-    DocValue incr(String path, long delta, Duration timeout);
+    /**
+     * Adds {@code delta} to the number at {@code path} atomically on the server, in one round
+     * trip. A missing member counts as 0 and is created; concurrent increments never lose one.
+     *
+     * @param path  a JSON Pointer ({@code /balance}; {@code ""} for a Doc that is itself a number)
+     * @param delta what to add, may be negative
+     * @return the new number at the path and the new version
+     * @throws io.hyphamesh.api.HyphaException {@code bad_request} when the value there is not a number
+     */
+    Increment incr(String path, long delta);
 
-    CompletableFuture<DocValue> incrAsync(String path, BigDecimal delta, Optional<BigDecimal> floor);
+    /**
+     * Adds {@code delta} to the number at {@code path}; see {@link #incr(String, long)}.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param timeout how long to wait
+     * @return the new number and version
+     */
+    Increment incr(String path, long delta, Duration timeout);
 
-    /** Sets the value at {@code path}, creating missing object members. */
+    /**
+     * Adds an exact decimal {@code delta} to the number at {@code path}.
+     *
+     * @param path  a JSON Pointer
+     * @param delta what to add, may be negative or fractional
+     * @return the new number and version
+     */
+    Increment incr(String path, BigDecimal delta);
+
+    /**
+     * Adds an exact decimal {@code delta} to the number at {@code path}.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param timeout how long to wait
+     * @return the new number and version
+     */
+    Increment incr(String path, BigDecimal delta, Duration timeout);
+
+    /**
+     * The conditional debit: adds {@code delta} unless the result would be below {@code floor}, in
+     * which case nothing changes and the call fails with code {@code floor}. It can never
+     * double-spend.
+     *
+     * @param path  a JSON Pointer
+     * @param delta what to add, usually negative
+     * @param floor the smallest result allowed
+     * @return the new number and version
+     * @throws io.hyphamesh.api.HyphaException {@code floor}, with the current value and version in its details
+     */
+    Increment incr(String path, BigDecimal delta, BigDecimal floor);
+
+    /**
+     * The conditional debit; see {@link #incr(String, BigDecimal, BigDecimal)}.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param floor   the smallest result allowed
+     * @param timeout how long to wait
+     * @return the new number and version
+     */
+    Increment incr(String path, BigDecimal delta, BigDecimal floor, Duration timeout);
+
+    /**
+     * Increments without blocking.
+     *
+     * @param path  a JSON Pointer
+     * @param delta what to add
+     * @return completes with the new number and version
+     */
+    CompletableFuture<Increment> incrAsync(String path, BigDecimal delta);
+
+    /**
+     * Increments without blocking.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param timeout how long to wait
+     * @return completes with the new number and version
+     */
+    CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, Duration timeout);
+
+    /**
+     * The conditional debit without blocking.
+     *
+     * @param path  a JSON Pointer
+     * @param delta what to add
+     * @param floor the smallest result allowed
+     * @return completes with the new number and version, or fails with {@code floor}
+     */
+    CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, BigDecimal floor);
+
+    /**
+     * The conditional debit without blocking.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param floor   the smallest result allowed
+     * @param timeout how long to wait
+     * @return completes with the new number and version, or fails with {@code floor}
+     */
+    CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, BigDecimal floor, Duration timeout);
+
+    /**
+     * Sets the value at {@code path}, creating missing object members ({@code /items/-} appends to an array).
+     *
+     * @param path  a JSON Pointer
+     * @param value the value to set there
+     * @return the new version
+     */
+    long patch(String path, JsonValue value);
+
+    /**
+     * Sets the value at {@code path}.
+     *
+     * @param path    a JSON Pointer
+     * @param value   the value to set there
+     * @param timeout how long to wait
+     * @return the new version
+     */
     long patch(String path, JsonValue value, Duration timeout);
 
     /**
-     * Subscribes to changes; the listener first gets the current value as a {@code snapshot} event,
-     * then every later version in order. Restored after a reconnect (with a fresh snapshot).
+     * Subscribes to changes: the listener first gets the whole document as a {@code snapshot}
+     * event, then every later version once, in order, on a virtual thread of its own. Restored
+     * after a reconnect with a fresh snapshot. Blocks until the server accepted it.
+     *
+     * @param listener gets each event
+     * @return the subscription; close it to stop
      */
     Subscription subscribe(Consumer<DocEvent> listener);
 
-    /** Deletes the Doc (admin). */
+    /**
+     * Subscribes to changes; see {@link #subscribe(Consumer)}.
+     *
+     * @param listener gets each event
+     * @param timeout  how long to wait for the server's answer
+     * @return the subscription
+     */
+    Subscription subscribe(Consumer<DocEvent> listener, Duration timeout);
+
+    /**
+     * Deletes the Doc (tier {@code admin}): subscribers get {@code deleted}; it starts again at version 0.
+     *
+     * @return false when there was nothing to delete
+     */
+    boolean delete();
+
+    /**
+     * Deletes the Doc (tier {@code admin}).
+     *
+     * @param timeout how long to wait
+     * @return false when there was nothing to delete
+     */
     boolean delete(Duration timeout);
 }

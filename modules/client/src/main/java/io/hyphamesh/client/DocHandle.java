@@ -2,12 +2,13 @@ package io.hyphamesh.client;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import io.hyphamesh.api.Frame;
-import io.hyphamesh.api.JsonText;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 
@@ -23,14 +24,27 @@ final class DocHandle implements Doc {
         this.target = "doc:" + name;
     }
 
+    private Duration dflt() {
+        return client.defaultTimeout();
+    }
+
+    private OutFrame op(Op op) {
+        return OutFrame.to(target, op);
+    }
+
     @Override
     public String name() {
         return name;
     }
 
     @Override
+    public DocValue get() {
+        return get(dflt());
+    }
+
+    @Override
     public DocValue get(Duration timeout) {
-        return value(DefaultHyphaClient.await(client.request(target, "get", "", true, timeout)));
+        return value(DefaultHyphaClient.await(client.request(op(Op.GET), timeout)));
     }
 
     private static DocValue value(JsonValue ok) {
@@ -38,69 +52,138 @@ final class DocHandle implements Doc {
         return new DocValue(o.getJsonNumber("version").longValue(), o.getOrDefault("value", JsonValue.NULL));
     }
 
+    private static Increment increment(JsonValue ok) {
+        JsonObject o = ok.asJsonObject();
+        return new Increment(o.getJsonNumber("version").longValue(), o.getJsonNumber("value").bigDecimalValue());
+    }
+
     private static long version(JsonValue ok) {
         return ok.asJsonObject().getJsonNumber("version").longValue();
     }
 
     @Override
+    public long put(JsonValue value) {
+        return put(value, dflt());
+    }
+
+    @Override
     public long put(JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.request(target, "put", "\"value\":" + value, false, timeout)));
+        return version(DefaultHyphaClient.await(client.request(op(Op.PUT).json("value", value), timeout)));
+    }
+
+    @Override
+    public long cas(long expectedVersion, JsonValue value) {
+        return cas(expectedVersion, value, dflt());
     }
 
     @Override
     public long cas(long expectedVersion, JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(casAsync(expectedVersion, value, timeout)));
+        return DefaultHyphaClient.await(casAsync(expectedVersion, value, timeout));
     }
 
     @Override
     public CompletableFuture<Long> casAsync(long expectedVersion, JsonValue value) {
-        return casAsync(expectedVersion, value, client.defaultTimeout()).thenApply(DocHandle::version);
+        return casAsync(expectedVersion, value, dflt());
     }
 
-    private CompletableFuture<JsonValue> casAsync(long expectedVersion, JsonValue value, Duration timeout) {
+    @Override
+    public CompletableFuture<Long> casAsync(long expectedVersion, JsonValue value, Duration timeout) {
         // not resent after a reconnect: a CAS that was applied would then answer 'conflict' for a write
         // that succeeded; the caller gets 'unavailable' (outcome unknown) and reads to find out
-        return client.request(target, "cas", "\"version\":" + expectedVersion + ",\"value\":" + value, false, timeout);
+        return client.request(op(Op.CAS).number("version", expectedVersion).json("value", value), timeout)
+                .thenApply(DocHandle::version);
     }
 
     @Override
-    public DocValue incr(String path, BigDecimal delta, Optional<BigDecimal> floor, Duration timeout) {
-        return value(DefaultHyphaClient.await(incrRequest(path, delta, floor, timeout)));
+    public Increment incr(String path, long delta) {
+        return incr(path, BigDecimal.valueOf(delta), dflt());
     }
 
     @Override
-    public DocValue incr(String path, long delta, Duration timeout) {
-        return incr(path, BigDecimal.valueOf(delta), Optional.empty(), timeout);
+    public Increment incr(String path, long delta, Duration timeout) {
+        return incr(path, BigDecimal.valueOf(delta), timeout);
     }
 
     @Override
-    public CompletableFuture<DocValue> incrAsync(String path, BigDecimal delta, Optional<BigDecimal> floor) {
-        return incrRequest(path, delta, floor, client.defaultTimeout()).thenApply(DocHandle::value);
+    public Increment incr(String path, BigDecimal delta) {
+        return incr(path, delta, dflt());
     }
 
-    private CompletableFuture<JsonValue> incrRequest(String path, BigDecimal delta, Optional<BigDecimal> floor,
-                                                     Duration timeout) {
-        String fields = "\"path\":" + JsonText.quote(path) + ",\"delta\":" + delta.toString()
-                + floor.map(f -> ",\"floor\":" + f.toString()).orElse("");
-        return client.request(target, "incr", fields, false, timeout);
+    @Override
+    public Increment incr(String path, BigDecimal delta, Duration timeout) {
+        return DefaultHyphaClient.await(incrRequest(path, delta, null, timeout));
+    }
+
+    @Override
+    public Increment incr(String path, BigDecimal delta, BigDecimal floor) {
+        return incr(path, delta, floor, dflt());
+    }
+
+    @Override
+    public Increment incr(String path, BigDecimal delta, BigDecimal floor, Duration timeout) {
+        return DefaultHyphaClient.await(incrRequest(path, delta, Objects.requireNonNull(floor, "floor"), timeout));
+    }
+
+    @Override
+    public CompletableFuture<Increment> incrAsync(String path, BigDecimal delta) {
+        return incrRequest(path, delta, null, dflt());
+    }
+
+    @Override
+    public CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, Duration timeout) {
+        return incrRequest(path, delta, null, timeout);
+    }
+
+    @Override
+    public CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, BigDecimal floor) {
+        return incrRequest(path, delta, Objects.requireNonNull(floor, "floor"), dflt());
+    }
+
+    @Override
+    public CompletableFuture<Increment> incrAsync(String path, BigDecimal delta, BigDecimal floor, Duration timeout) {
+        return incrRequest(path, delta, Objects.requireNonNull(floor, "floor"), timeout);
+    }
+
+    /** {@code floor} null: no floor (the public forms never take null). */
+    private CompletableFuture<Increment> incrRequest(String path, BigDecimal delta, BigDecimal floor, Duration timeout) {
+        OutFrame f = op(Op.INCR).string("path", path).number("delta", delta);
+        if (floor != null) {
+            f.number("floor", floor);
+        }
+        return client.request(f, timeout).thenApply(DocHandle::increment);
+    }
+
+    @Override
+    public long patch(String path, JsonValue value) {
+        return patch(path, value, dflt());
     }
 
     @Override
     public long patch(String path, JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.request(target, "patch",
-                "\"path\":" + JsonText.quote(path) + ",\"value\":" + value, false, timeout)));
+        return version(DefaultHyphaClient.await(client.request(op(Op.PATCH).string("path", path).json("value", value),
+                timeout)));
     }
 
     @Override
     public Subscription subscribe(Consumer<DocEvent> listener) {
+        return subscribe(listener, dflt());
+    }
+
+    @Override
+    public Subscription subscribe(Consumer<DocEvent> listener, Duration timeout) {
         DocSub s = new DocSub(listener);
-        s.start();
+        s.start(timeout);
         return s;
     }
 
     @Override
+    public boolean delete() {
+        return delete(dflt());
+    }
+
+    @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(target, "delete", "", false, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.DOC_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -115,8 +198,8 @@ final class DocHandle implements Doc {
         }
 
         @Override
-        CompletableFuture<JsonValue> subscribe() {
-            return client.request(target, "subscribe", "", false, client.defaultTimeout(), ok -> {
+        CompletableFuture<JsonValue> subscribe(Duration timeout) {
+            return client.request(op(Op.DOC_SUBSCRIBE), timeout, ok -> {
                 bindFrom(ok);
                 DocValue v = value(ok);
                 lastVersion = v.version();
@@ -143,7 +226,7 @@ final class DocHandle implements Doc {
                 return;
             }
             lastVersion = version;
-            Optional<String> path = Optional.ofNullable(f.string("path", null));
+            Optional<String> path = f.has("path") ? Optional.of(f.string("path")) : Optional.empty();
             DocEvent e = new DocEvent(version, f.string("op", "put"), path, f.value("value", JsonValue.NULL));
             deliver(() -> listener.accept(e));
         }

@@ -1,12 +1,18 @@
 package io.hyphamesh.client;
 
+import java.util.Objects;
+
 import jakarta.json.JsonValue;
 
 /**
- * A Doc's value and the version it has.
+ * The answer of {@link Doc#get()}: the whole document and its version.
  *
- * @param version version (0 before the first write)
- * @param value   the JSON value ({@code null} JSON before the first write)
+ * @param version the version: 0 for a Doc never written (or deleted), then +1 per write
+ * @param value   the whole document; {@link JsonValue#NULL} for version 0, never Java null
  */
 public record DocValue(long version, JsonValue value) {
+    /** Checks that the value is present. */
+    public DocValue {
+        Objects.requireNonNull(value);
+    }
 }

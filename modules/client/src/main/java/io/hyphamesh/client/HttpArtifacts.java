@@ -50,21 +50,22 @@ import jakarta.json.stream.JsonParsingException;
  * upgrade dance with S3 endpoints). Stateless apart from the client; thread-safe.
  */
 final class HttpArtifacts implements Artifacts {
-    private static final HexFormat HEX = HexFormat.of();
-    private static final int S3_MAX_PARTS = 10_000;
-    /** Completing assembles the object on the store; large ones take a while. */
-    private static final Duration COMPLETE_TIMEOUT = Duration.ofMinutes(10);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
     private static final int MAX_ERROR_BODY = 64 * 1024;
+
+    /** Redirects followed per request (a cluster answers 307 from a server that does not own the workspace). */
+    private static final int MAX_REDIRECTS = 3;
 
     private final DefaultHyphaClient client;
     private final HttpClient http;
-    private final String base;
 
     HttpArtifacts(DefaultHyphaClient client) {
         this.client = client;
         this.http = client.http();
-        this.base = client.workspaceUri().toString() + "/artifacts";
+    }
+
+    /** The artifacts URL on the server the client's socket uses now. */
+    String base() {
+        return client.workspaceUri().toString() + "/artifacts";
     }
 
     // ------------------------------------------------------------------ binding plane
@@ -85,7 +86,10 @@ final class HttpArtifacts implements Artifacts {
         } else {
             publisher = HttpRequest.BodyPublishers.ofInputStream(() -> owned);
         }
-        HttpRequest req = authorized(files(path)).PUT(publisher).header("Content-Type", contentType).build();
+        // 100-continue: a server that redirects (307) answers before any of the body left, so the
+        // stream is still whole for the owner
+        HttpRequest req = authorized(files(path)).PUT(publisher).header("Content-Type", contentType)
+                .expectContinue(length != 0).build();
         return info(expectJson(send(req, HttpResponse.BodyHandlers.ofString()), 200));
     }
 
@@ -149,7 +153,7 @@ final class HttpArtifacts implements Artifacts {
         if (!cursor.isEmpty()) {
             q.append("&cursor=").append(encode(cursor, false));
         }
-        HttpRequest req = authorized(URI.create(base + "/files" + q)).timeout(client.defaultTimeout()).GET().build();
+        HttpRequest req = authorized(URI.create(base() + "/files" + q)).timeout(client.defaultTimeout()).GET().build();
         JsonObject o = expectJson(send(req, HttpResponse.BodyHandlers.ofString()), 200);
         List<ArtifactInfo> files = new ArrayList<>();
         for (JsonValue v : o.getJsonArray("files")) {
@@ -173,231 +177,52 @@ final class HttpArtifacts implements Artifacts {
 
     // ------------------------------------------------------------------ direct plane
 
-    /** One part as the server handed it out. */
-    private record Part(int number, URI url, long offset, long length) {
-    }
-
     @Override
     public ArtifactInfo upload(String path, Path file, UploadOptions options) {
-        long size;
-        try {
-            size = Files.size(file);
-        } catch (IOException e) {
-            throw new HyphaException(ErrorCode.BAD_REQUEST, "cannot read " + file + ": " + e.getMessage(), e);
-        }
-        long partSize = Math.max(options.partSize(), (size + S3_MAX_PARTS - 1) / S3_MAX_PARTS);
-        String open = JsonText.json().createObjectBuilder()
-                .add("path", path)
-                .add("size", size)
-                .add("part_size", partSize)
-                .add("content_type", options.contentType())
-                .build().toString();
-        HttpRequest req = authorized(URI.create(base + "/uploads")).timeout(client.defaultTimeout())
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(open)).build();
-        JsonObject up = expectJson(send(req, HttpResponse.BodyHandlers.ofString()), 201);
-        String id = up.getString("id");
-        try {
-            List<Part> parts = parts(up, size);
-            byte[][] md5s = new byte[parts.size()][];
-            String[] etags = writeParts(file, parts, md5s, options, size);
-            ArtifactInfo done = complete(id, etags);
-            String expected = multipartEtag(md5s);
-            if (!expected.equalsIgnoreCase(done.etag())) {
-                throw new HyphaException(ErrorCode.CONFLICT, "upload of " + path + " completed with ETag " + done.etag()
-                        + " but the bytes sent give " + expected + "; the stored object differs from " + file,
-                        JsonText.json().createObjectBuilder().add("expected_etag", expected).add("etag", done.etag()).build());
-            }
-            return done;
-        } catch (RuntimeException e) {
-            if (!(e instanceof HyphaException he && he.code() == ErrorCode.CONFLICT && he.details().containsKey("expected_etag"))) {
-                abortQuietly(id);
-            }
-            throw e;
-        }
-    }
-
-    /** The parts of the upload answer, checked to cover the file exactly, in order. */
-    private static List<Part> parts(JsonObject up, long size) {
-        List<Part> parts = new ArrayList<>();
-        long next = 0;
-        for (JsonValue v : up.getJsonArray("parts")) {
-            JsonObject p = v.asJsonObject();
-            Part part = new Part(p.getInt("number"), URI.create(p.getString("url")),
-                    p.getJsonNumber("offset").longValue(), p.getJsonNumber("length").longValue());
-            if (part.number() != parts.size() + 1 || part.offset() != next || part.length() < 0) {
-                throw new HyphaException(ErrorCode.INTERNAL, "the server's part list does not cover the file in order");
-            }
-            next += part.length();
-            parts.add(part);
-        }
-        if (next != size) {
-            throw new HyphaException(ErrorCode.INTERNAL, "the server's parts cover " + next + " of " + size + " bytes");
-        }
-        return parts;
-    }
-
-    /** Writes every part, at most {@code parallelism} at once; answers their ETags and fills in their MD5s. */
-    private String[] writeParts(Path file, List<Part> parts, byte[][] md5s, UploadOptions options, long total) {
-        String[] etags = new String[parts.size()];
-        Semaphore slots = new Semaphore(options.parallelism());
-        ProgressMeter meter = new ProgressMeter(options.progress(), total);
-        try (ExecutorService exec = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hypha-part-", 0).factory())) {
-            List<Future<?>> futures = new ArrayList<>();
-            for (Part p : parts) {
-                futures.add(exec.submit(() -> {
-                    slots.acquire();
-                    try {
-                        int i = p.number() - 1;
-                        etags[i] = writePart(file, p, options, meter, md5s, i);
-                    } finally {
-                        slots.release();
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : futures) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    futures.forEach(x -> x.cancel(true));
-                    throw e.getCause() instanceof HyphaException he ? he
-                            : new HyphaException(ErrorCode.UNAVAILABLE, "part upload failed: " + e.getCause(), e.getCause());
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted while uploading parts");
-        }
-        return etags;
-    }
-
-    /** Writes one part, retrying network failures, 5xx, 408 and 429 with backoff and jitter. */
-    private String writePart(Path file, Part p, UploadOptions options, ProgressMeter meter, byte[][] md5s, int index)
-            throws InterruptedException {
-        HyphaException last = null;
-        for (int attempt = 1; attempt <= options.maxAttempts(); attempt++) {
-            if (attempt > 1) {
-                long base = options.retryBackoff().toMillis() << Math.min(attempt - 2, 10);
-                long pause = Math.min(MAX_BACKOFF.toMillis(), base);
-                Thread.sleep(pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1));
-            }
-            AtomicReference<PartStream> stream = new AtomicReference<>();
-            HttpRequest.BodyPublisher body;
-            if (p.length() == 0) {
-                body = HttpRequest.BodyPublishers.noBody();
-            } else {
-                body = HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> {
-                    PartStream s = PartStream.open(file, p.offset(), p.length(), meter);
-                    PartStream old = stream.getAndSet(s);
-                    if (old != null) {
-                        old.discard();
-                    }
-                    return s;
-                }), p.length());
-            }
-            // no bearer token here: the URL is the credential, and it may point at the S3 endpoint
-            HttpRequest req = HttpRequest.newBuilder(p.url()).version(HttpClient.Version.HTTP_1_1).PUT(body).build();
-            try {
-                HttpResponse<String> res = http.send(req, HttpResponse.BodyHandlers.ofString());
-                PartStream sent = stream.get();
-                if (res.statusCode() == 200) {
-                    byte[] md5 = sent == null ? md5(new byte[0]) : sent.md5();
-                    String etag = unquote(res.headers().firstValue("ETag").orElseThrow(() ->
-                            new HyphaException(ErrorCode.INTERNAL, "part " + p.number() + " answered no ETag")));
-                    // a plain MD5 ETag must be the MD5 of what was sent (S3, S3Proxy, our own endpoint)
-                    if (etag.matches("[0-9a-fA-F]{32}") && !etag.equalsIgnoreCase(HEX.formatHex(md5))) {
-                        last = new HyphaException(ErrorCode.CONFLICT, "part " + p.number() + " stored with ETag " + etag
-                                + " but the bytes sent have MD5 " + HEX.formatHex(md5));
-                        retract(sent, meter);
-                        continue;
-                    }
-                    md5s[index] = md5;
-                    if (sent != null) {
-                        sent.close();
-                    }
-                    return etag;
-                }
-                retract(sent, meter);
-                last = error(res.statusCode(), res.body(), "PUT part " + p.number());
-                if (!retryable(res.statusCode())) {
-                    throw last;
-                }
-            } catch (IOException e) {
-                retract(stream.get(), meter);
-                last = new HyphaException(ErrorCode.UNAVAILABLE, "part " + p.number() + ": " + e, e);
-            }
-        }
-        throw last;
-    }
-
-    private static void retract(PartStream s, ProgressMeter meter) {
-        if (s != null) {
-            meter.add(-s.counted());
-            s.discard();
-        }
-    }
-
-    private static boolean retryable(int status) {
-        return status >= 500 || status == 408 || status == 429;
-    }
-
-    private ArtifactInfo complete(String id, String[] etags) {
-        JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
-        for (int i = 0; i < etags.length; i++) {
-            arr.add(JsonText.json().createObjectBuilder().add("number", i + 1).add("etag", etags[i]));
-        }
-        String body = JsonText.json().createObjectBuilder().add("parts", arr).build().toString();
-        HttpRequest req = authorized(URI.create(base + "/uploads/" + id + "/complete")).timeout(COMPLETE_TIMEOUT)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return info(expectJson(send(req, HttpResponse.BodyHandlers.ofString()), 200));
-    }
-
-    private void abortQuietly(String id) {
-        try {
-            HttpRequest req = authorized(URI.create(base + "/uploads/" + id)).timeout(client.defaultTimeout())
-                    .DELETE().build();
-            http.send(req, HttpResponse.BodyHandlers.discarding());
-        } catch (IOException | RuntimeException e) {
-            // the server's janitor aborts it when its lifetime ends
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** The S3 multipart ETag of parts with these MD5s: hex MD5 of the concatenated binary MD5s, {@code -N}. */
-    static String multipartEtag(byte[][] md5s) {
-        MessageDigest all = digest();
-        for (byte[] m : md5s) {
-            all.update(m);
-        }
-        return HEX.formatHex(all.digest()) + "-" + md5s.length;
+        return new MultipartUpload(this, client, http).upload(path, file, options);
     }
 
     // ------------------------------------------------------------------ plumbing
 
-    private URI files(String path) {
-        return URI.create(base + "/files/" + encode(path, true));
+    URI files(String path) {
+        return URI.create(base() + "/files/" + encode(path, true));
     }
 
-    private HttpRequest.Builder authorized(URI uri) {
+    HttpRequest.Builder authorized(URI uri) {
         return HttpRequest.newBuilder(uri).version(HttpClient.Version.HTTP_1_1)
                 .header("Authorization", "Bearer " + client.token());
     }
 
-    private <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> handler) {
-        try {
-            return http.send(req, handler);
-        } catch (IOException e) {
-            throw new HyphaException(ErrorCode.UNAVAILABLE, req.method() + " " + req.uri().getRawPath() + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
+    /** Sends {@code req}, following 307/308 redirects to another server with the same method, body and token. */
+    <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> handler) {
+        HttpRequest at = req;
+        for (int hop = 0; ; hop++) {
+            HttpResponse<T> res;
+            try {
+                res = http.send(at, handler);
+            } catch (IOException e) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE, at.method() + " " + at.uri() + ": " + e, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
+            }
+            int status = res.statusCode();
+            var location = res.headers().firstValue("Location");
+            if ((status != 307 && status != 308) || location.isEmpty() || hop >= MAX_REDIRECTS) {
+                return res;
+            }
+            if (res.body() instanceof InputStream in) {
+                try {
+                    in.close();
+                } catch (IOException ignored) {
+                    // nothing was read from it
+                }
+            }
+            at = HttpRequest.newBuilder(at, (name, value) -> true).uri(at.uri().resolve(location.get())).build();
         }
     }
 
-    private static JsonObject expectJson(HttpResponse<String> res, int status) {
+    static JsonObject expectJson(HttpResponse<String> res, int status) {
         if (res.statusCode() != status) {
             throw error(res.statusCode(), res.body(), res.request().method() + " " + res.request().uri().getRawPath());
         }
@@ -439,7 +264,7 @@ final class HttpArtifacts implements Artifacts {
         };
     }
 
-    private static ArtifactInfo info(JsonObject o) {
+    static ArtifactInfo info(JsonObject o) {
         return new ArtifactInfo(o.getString("path"), o.getJsonNumber("size").longValue(), o.getString("etag"),
                 Optional.ofNullable(o.getString("content_type", null)), Instant.parse(o.getString("last_modified")));
     }
@@ -487,107 +312,4 @@ final class HttpArtifacts implements Artifacts {
         }
     }
 
-    private static byte[] md5(byte[] data) {
-        return digest().digest(data);
-    }
-
-    /** Progress over all parts, reported one call at a time. Thread-safe. */
-    private static final class ProgressMeter {
-        private final UploadOptions.Progress listener;
-        private final long total;
-        private long sent;
-
-        ProgressMeter(UploadOptions.Progress listener, long total) {
-            this.listener = listener;
-            this.total = total;
-        }
-
-        synchronized void add(long n) {
-            if (n != 0) {
-                sent += n;
-                listener.update(sent, total);
-            }
-        }
-    }
-
-    /**
-     * A region of the file, read for one attempt at one part: counts for progress and digests
-     * MD5 as the HTTP client pulls it. One reader thread.
-     */
-    private static final class PartStream extends InputStream {
-        private final InputStream in;
-        private final FileChannel channel;
-        private final MessageDigest md5 = digest();
-        private final ProgressMeter meter;
-        private long remaining;
-        private long counted;
-        private volatile boolean discarded;
-
-        private PartStream(FileChannel channel, long length, ProgressMeter meter) {
-            this.channel = channel;
-            this.in = Channels.newInputStream(channel);
-            this.remaining = length;
-            this.meter = meter;
-        }
-
-        static PartStream open(Path file, long offset, long length, ProgressMeter meter) {
-            try {
-                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
-                ch.position(offset);
-                return new PartStream(ch, length, meter);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (remaining <= 0) {
-                return -1;
-            }
-            int n = in.read(b, off, (int) Math.min(len, remaining));
-            if (n < 0) {
-                throw new IOException("the file ended " + remaining + " bytes early (was it truncated during the upload?)");
-            }
-            remaining -= n;
-            md5.update(b, off, n);
-            synchronized (this) {
-                if (!discarded) {
-                    counted += n;
-                    meter.add(n);
-                }
-            }
-            return n;
-        }
-
-        synchronized long counted() {
-            return counted;
-        }
-
-        /** Stops counting this attempt (it failed or was replaced) and closes the file. */
-        synchronized void discard() {
-            discarded = true;
-            counted = 0;
-            try {
-                close();
-            } catch (IOException e) {
-                // closing a read-only channel
-            }
-        }
-
-        byte[] md5() {
-            return md5.digest();
-        }
-
-        @Override
-        public void close() throws IOException {
-            channel.close();
-        }
-    }
 }

@@ -4,17 +4,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.ErrorCode;
-import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.Op;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -31,6 +32,14 @@ final class LogHandle implements Log {
         this.target = "log:" + name;
     }
 
+    private Duration dflt() {
+        return client.defaultTimeout();
+    }
+
+    private OutFrame op(Op op) {
+        return OutFrame.to(target, op);
+    }
+
     @Override
     public String name() {
         return name;
@@ -38,7 +47,7 @@ final class LogHandle implements Log {
 
     @Override
     public long append(JsonValue body) {
-        return append(body, client.defaultTimeout());
+        return append(body, dflt());
     }
 
     @Override
@@ -48,11 +57,17 @@ final class LogHandle implements Log {
 
     @Override
     public CompletableFuture<Long> appendAsync(JsonValue body) {
-        return appendAsync(body, client.defaultTimeout());
+        return appendAsync(body, dflt());
     }
 
-    private CompletableFuture<Long> appendAsync(JsonValue body, Duration timeout) {
-        return client.requestRaw(target, "append", "\"body\":" + body, false, timeout, null).thenApply(LogHandle::seq);
+    @Override
+    public CompletableFuture<Long> appendAsync(JsonValue body, Duration timeout) {
+        return client.requestRaw(op(Op.APPEND).json("body", body), timeout, null).thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long append(JsonValue body, String producer, long pseq) {
+        return append(body, producer, pseq, dflt());
     }
 
     @Override
@@ -62,14 +77,19 @@ final class LogHandle implements Log {
 
     @Override
     public CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq) {
-        return appendAsync(body, producer, pseq, client.defaultTimeout());
+        return appendAsync(body, producer, pseq, dflt());
     }
 
-    private CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout) {
+    @Override
+    public CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
-        // idempotent: safe to send again after a reconnect
-        return client.requestRaw(target, "append", "\"body\":" + body + ",\"producer\":" + JsonText.quote(producer)
-                + ",\"pseq\":" + pseq, true, timeout, null).thenApply(LogHandle::seq);
+        return client.requestRaw(op(Op.APPEND).json("body", body).string("producer", producer).number("pseq", pseq),
+                timeout, null).thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long appendAll(List<? extends JsonValue> bodies) {
+        return appendAll(bodies, dflt());
     }
 
     @Override
@@ -79,29 +99,24 @@ final class LogHandle implements Log {
 
     @Override
     public CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies) {
-        return appendAllAsync(bodies, client.defaultTimeout());
+        return appendAllAsync(bodies, dflt());
     }
 
-    private CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
-        return client.requestRaw(target, "append_all", bodiesField(bodies).toString(), false, timeout, null)
-                .thenApply(LogHandle::seq);
+    @Override
+    public CompletableFuture<Long> appendAllAsync(List<? extends JsonValue> bodies, Duration timeout) {
+        return client.requestRaw(op(Op.APPEND_ALL).values("bodies", bodies), timeout, null).thenApply(LogHandle::seq);
+    }
+
+    @Override
+    public long appendAll(List<? extends JsonValue> bodies, String producer, long pseq) {
+        return appendAll(bodies, producer, pseq, dflt());
     }
 
     @Override
     public long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
-        StringBuilder b = bodiesField(bodies).append(",\"producer\":").append(JsonText.quote(producer))
-                .append(",\"pseq\":").append(pseq);
-        return DefaultHyphaClient.await(client.requestRaw(target, "append_all", b.toString(), true, timeout, null)
-                .thenApply(LogHandle::seq));
-    }
-
-    private static StringBuilder bodiesField(List<? extends JsonValue> bodies) {
-        StringBuilder b = new StringBuilder("\"bodies\":[");
-        for (int i = 0; i < bodies.size(); i++) {
-            b.append(i == 0 ? "" : ",").append(bodies.get(i));
-        }
-        return b.append(']');
+        OutFrame f = op(Op.APPEND_ALL).values("bodies", bodies).string("producer", producer).number("pseq", pseq);
+        return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::seq));
     }
 
     private static long seq(String ok) {
@@ -109,15 +124,25 @@ final class LogHandle implements Log {
     }
 
     @Override
+    public LogPage read(long fromSeq, int limit) {
+        return read(fromSeq, limit, dflt());
+    }
+
+    @Override
     public LogPage read(long fromSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(target, "read",
-                "\"from\":" + fromSeq + ",\"limit\":" + limit, true, timeout, null)), "next");
+        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("from", fromSeq).number("limit", limit),
+                timeout, null)), "next");
+    }
+
+    @Override
+    public LogPage readBackward(long beforeSeq, int limit) {
+        return readBackward(beforeSeq, limit, dflt());
     }
 
     @Override
     public LogPage readBackward(long beforeSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(target, "read",
-                "\"before\":" + beforeSeq + ",\"limit\":" + limit, true, timeout, null)), "before");
+        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("before", beforeSeq)
+                .number("limit", limit), timeout, null)), "before");
     }
 
     private static LogPage page(String ok, String cursor) {
@@ -138,42 +163,67 @@ final class LogHandle implements Log {
     }
 
     @Override
+    public LogInfo info() {
+        return info(dflt());
+    }
+
+    @Override
     public LogInfo info(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(target, "info", "", true, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.INFO), timeout)).asJsonObject();
         return new LogInfo(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
                 o.getJsonNumber("entries").longValue(), o.getJsonNumber("bytes").longValue());
     }
 
     @Override
     public Subscription subscribe(long sinceSeq, Consumer<LogRecord> listener) {
+        return subscribe(sinceSeq, listener, dflt());
+    }
+
+    @Override
+    public Subscription subscribe(long sinceSeq, Consumer<LogRecord> listener, Duration timeout) {
         LogSub s = new LogSub(sinceSeq, listener);
-        s.start();
+        s.start(timeout);
         return s;
     }
 
     @Override
     public LogStream stream(long sinceSeq) {
         Stream s = new Stream(sinceSeq);
-        s.start();
+        s.start(dflt());
         return s;
     }
 
     @Override
+    public long truncate(long beforeSeq) {
+        return truncate(beforeSeq, dflt());
+    }
+
+    @Override
     public long truncate(long beforeSeq, Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(target, "truncate", "\"before\":" + beforeSeq, true,
-                timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.TRUNCATE).number("before", beforeSeq), timeout))
+                .asJsonObject();
         return o.getJsonNumber("first").longValue();
     }
 
     @Override
+    public void retention(long maxEntries, Duration maxAge) {
+        retention(maxEntries, maxAge, dflt());
+    }
+
+    @Override
     public void retention(long maxEntries, Duration maxAge, Duration timeout) {
-        DefaultHyphaClient.await(client.request(target, "configure", "\"retention\":{\"max_entries\":" + maxEntries
-                + ",\"max_age_seconds\":" + maxAge.toSeconds() + "}", true, timeout));
+        OutFrame rule = OutFrame.fields().number("max_entries", maxEntries).number("max_age_seconds", maxAge.toSeconds());
+        DefaultHyphaClient.await(client.request(op(Op.CONFIGURE).object("retention", rule), timeout));
+    }
+
+    @Override
+    public boolean delete() {
+        return delete(dflt());
     }
 
     @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(target, "delete", "", false, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.LOG_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -196,10 +246,10 @@ final class LogHandle implements Log {
         }
 
         @Override
-        CompletableFuture<JsonValue> subscribe() {
+        CompletableFuture<JsonValue> subscribe(Duration timeout) {
             consumed = 0;
-            return client.request(target, "subscribe", "\"since\":" + lastReceived + ",\"credit\":" + credit, false,
-                    client.defaultTimeout(), this::bindFrom);
+            return client.request(op(Op.LOG_SUBSCRIBE).number("since", lastReceived).number("credit", credit), timeout,
+                    this::bindFrom);
         }
 
         @Override
@@ -236,8 +286,7 @@ final class LogHandle implements Log {
                 int n = consumed;
                 consumed = 0;
                 if (id >= 0) {
-                    client.request(null, "credit", "\"sub\":" + id + ",\"n\":" + n, false, client.defaultTimeout())
-                            .exceptionally(e -> null);
+                    client.sendQuietly(OutFrame.socket(Op.SOCKET_CREDIT).number("sub", id).number("n", n));
                 }
             }
         }
@@ -270,9 +319,9 @@ final class LogHandle implements Log {
         @Override
         public LogRecord next() {
             while (true) {
-                LogRecord r = poll(Duration.ofSeconds(1));
-                if (r != null) {
-                    return r;
+                Optional<LogRecord> r = poll(Duration.ofSeconds(1));
+                if (r.isPresent()) {
+                    return r.get();
                 }
                 if (closed && queue.isEmpty()) {
                     throw new NoSuchElementException("stream closed");
@@ -281,9 +330,9 @@ final class LogHandle implements Log {
         }
 
         @Override
-        public LogRecord poll(Duration timeout) {
+        public Optional<LogRecord> poll(Duration timeout) {
             try {
-                return queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                return Optional.ofNullable(queue.poll(timeout.toNanos(), TimeUnit.NANOSECONDS));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");

@@ -17,6 +17,8 @@ public final class LogRecord {
     private volatile JsonValue body;
 
     /**
+     * An entry whose body is JSON text, parsed when first asked for.
+     *
      * @param seq       sequence number
      * @param timestamp append time, epoch millis
      * @param bodyText  the entry's JSON text
@@ -28,6 +30,8 @@ public final class LogRecord {
     }
 
     /**
+     * An entry whose body is already parsed.
+     *
      * @param seq       sequence number
      * @param timestamp append time, epoch millis
      * @param body      the entry, already parsed
@@ -38,17 +42,29 @@ public final class LogRecord {
         this.body = Objects.requireNonNull(body);
     }
 
-    /** Sequence number, dense and increasing within the Log. */
+    /**
+     * The sequence number, dense and increasing within the Log.
+     *
+     * @return the sequence
+     */
     public long seq() {
         return seq;
     }
 
-    /** Append time, epoch millis. */
+    /**
+     * When the entry was appended.
+     *
+     * @return epoch milliseconds
+     */
     public long timestamp() {
         return timestamp;
     }
 
-    /** The entry as JSON (parsed on first use). */
+    /**
+     * The entry as JSON (parsed on first use).
+     *
+     * @return the body
+     */
     public JsonValue body() {
         JsonValue b = body;
         if (b == null) {
@@ -58,7 +74,11 @@ public final class LogRecord {
         return b;
     }
 
-    /** The entry's JSON text. */
+    /**
+     * The entry's JSON text, byte for byte as it was appended.
+     *
+     * @return the text
+     */
     public String bodyText() {
         String t = bodyText;
         if (t == null) {

@@ -66,10 +66,24 @@ final class Mapping {
         }
     }
 
-    @SuppressWarnings("unchecked")
+    /**
+     * Maps {@code v} to {@code type}; JSON {@code null} cannot become a {@code T} here (callers
+     * that may get null use the {@link JsonValue} form), so it is refused with {@code bad_request}.
+     */
     <T> T fromJson(JsonValue v, Type type) {
+        T t = fromJsonNullable(v, type);
+        if (t == null) {
+            throw HyphaException.badRequest("the answer is JSON null, which cannot be mapped to " + type.getTypeName()
+                    + "; use the form that answers a JsonValue for methods that may answer null");
+        }
+        return t;
+    }
+
+    /** Maps {@code v} to {@code type}; JSON {@code null} maps to Java null (arguments of a provider's method). */
+    @SuppressWarnings("unchecked")
+    <T> T fromJsonNullable(JsonValue v, Type type) {
         if (type instanceof Class<?> c && JsonValue.class.isAssignableFrom(c)) {
-            return (T) v;
+            return (T) (v == null ? JsonValue.NULL : v);
         }
         if (v == null || v == JsonValue.NULL) {
             return null;

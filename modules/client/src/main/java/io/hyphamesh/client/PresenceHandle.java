@@ -4,18 +4,21 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.HyphaException;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 
-/** Presence of the client's workspace: set once, kept alive by heartbeats, set again after reconnects. */
+/** Presence of the client's workspace: set once, kept alive by heartbeats, set again after reconnects. Thread-safe. */
 final class PresenceHandle implements Presence {
+    private static final Duration BEAT_TIMEOUT = Duration.ofSeconds(10);
     private final DefaultHyphaClient client;
     private volatile JsonValue meta;
     private ScheduledFuture<?> heartbeat;
@@ -24,9 +27,18 @@ final class PresenceHandle implements Presence {
         this.client = client;
     }
 
+    private static OutFrame op(Op op) {
+        return OutFrame.to("ws", op);
+    }
+
+    @Override
+    public PresenceMember set(JsonValue meta) {
+        return set(meta, client.defaultTimeout());
+    }
+
     @Override
     public PresenceMember set(JsonValue meta, Duration timeout) {
-        JsonValue ok = DefaultHyphaClient.await(client.request("ws", "presence.set", "\"meta\":" + meta, true, timeout));
+        JsonValue ok = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_SET).json("meta", meta), timeout));
         this.meta = meta;
         startHeartbeat();
         return member(ok.asJsonObject());
@@ -37,7 +49,11 @@ final class PresenceHandle implements Presence {
             return;
         }
         long every = Math.max(100, client.heartbeatMillis());
-        heartbeat = client.timers().scheduleAtFixedRate(this::beat, every, every, TimeUnit.MILLISECONDS);
+        try {
+            heartbeat = client.timers().scheduleAtFixedRate(this::beat, every, every, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            // the client closed meanwhile
+        }
     }
 
     synchronized void stopHeartbeat() {
@@ -48,13 +64,14 @@ final class PresenceHandle implements Presence {
     }
 
     private void beat() {
-        if (meta == null || client.state() == ConnectionState.RECONNECTING) {
+        JsonValue m = meta;
+        if (m == null || !client.connected()) {
             return;
         }
-        client.request("ws", "presence.heartbeat", "", false, Duration.ofSeconds(10)).whenComplete((v, e) -> {
+        client.request(op(Op.PRESENCE_HEARTBEAT), BEAT_TIMEOUT).whenComplete((v, e) -> {
             if (e != null && DefaultHyphaClient.unwrap(e).code() == ErrorCode.NOT_FOUND && meta != null) {
                 // the server forgot us (swept while we were away): register again
-                client.request("ws", "presence.set", "\"meta\":" + meta, true, Duration.ofSeconds(10));
+                client.request(op(Op.PRESENCE_SET).json("meta", meta), BEAT_TIMEOUT);
             }
         });
     }
@@ -65,19 +82,29 @@ final class PresenceHandle implements Presence {
         if (m == null) {
             return null;
         }
-        return client.request("ws", "presence.set", "\"meta\":" + m, true, client.defaultTimeout());
+        return client.request(op(Op.PRESENCE_SET).json("meta", m), client.defaultTimeout());
+    }
+
+    @Override
+    public void leave() {
+        leave(client.defaultTimeout());
     }
 
     @Override
     public void leave(Duration timeout) {
         meta = null;
         stopHeartbeat();
-        DefaultHyphaClient.await(client.request("ws", "presence.leave", "", true, timeout));
+        DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LEAVE), timeout));
+    }
+
+    @Override
+    public List<PresenceMember> list() {
+        return list(client.defaultTimeout());
     }
 
     @Override
     public List<PresenceMember> list(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request("ws", "presence.list", "", true, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LIST), timeout)).asJsonObject();
         return members(o);
     }
 
@@ -96,8 +123,13 @@ final class PresenceHandle implements Presence {
 
     @Override
     public Subscription subscribe(Consumer<PresenceEvent> listener) {
+        return subscribe(listener, client.defaultTimeout());
+    }
+
+    @Override
+    public Subscription subscribe(Consumer<PresenceEvent> listener, Duration timeout) {
         PresenceSub s = new PresenceSub(listener);
-        s.start();
+        s.start(timeout);
         return s;
     }
 
@@ -111,8 +143,8 @@ final class PresenceHandle implements Presence {
         }
 
         @Override
-        CompletableFuture<JsonValue> subscribe() {
-            return client.request("ws", "presence.subscribe", "", false, client.defaultTimeout(), ok -> {
+        CompletableFuture<JsonValue> subscribe(Duration timeout) {
+            return client.request(op(Op.PRESENCE_SUBSCRIBE), timeout, ok -> {
                 bindFrom(ok);
                 for (PresenceMember m : members(ok.asJsonObject())) {
                     PresenceEvent e = new PresenceEvent("join", m);

@@ -1,12 +1,14 @@
 package io.hyphamesh.client;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-import jakarta.json.JsonNumber;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.Op;
+import jakarta.json.JsonNumber;
 import jakarta.json.JsonValue;
 
 /**
@@ -32,11 +34,11 @@ abstract class SubscriptionBase implements Subscription {
     }
 
     /** Subscribes for the first time; blocks until the server answered. */
-    void start() {
+    void start(Duration timeout) {
         client.track(this);
         deliverer.start();
         try {
-            DefaultHyphaClient.await(subscribe());
+            DefaultHyphaClient.await(subscribe(timeout));
         } catch (RuntimeException e) {
             closeQuietly();
             throw e;
@@ -44,7 +46,7 @@ abstract class SubscriptionBase implements Subscription {
     }
 
     /** Sends the subscribe request; the reply hook binds the id before later frames are read. */
-    abstract CompletableFuture<JsonValue> subscribe();
+    abstract CompletableFuture<JsonValue> subscribe(Duration timeout);
 
     /** Handles an event frame (reader thread). */
     abstract void onEvent(Frame frame);
@@ -60,39 +62,21 @@ abstract class SubscriptionBase implements Subscription {
         client.bind(id, this);
     }
 
-    /** After a reconnect. */
-    void restore() {
+    /**
+     * Subscribes again (after a reconnect, or after the server ended it): completes when the
+     * server took it, or refused it for good, which ends this subscription and is told to the
+     * client's error listeners.
+     */
+    CompletableFuture<Void> restore() {
         if (closed) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         long old = serverId;
         if (old >= 0) {
             client.unbind(old);
         }
-        subscribe().whenComplete((v, e) -> {
-            if (e == null || closed) {
-                return;
-            }
-            io.hyphamesh.api.HyphaException he = DefaultHyphaClient.unwrap(e);
-            switch (he.code()) {
-                case FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, UNAUTHORIZED ->
-                        LOG.log(Level.WARNING, "subscription to " + target + " cannot be restored: " + he.getMessage());
-                default -> {
-                    // transient (connection lost again, timeout, shutting down): try again shortly;
-                    // a reconnect in between restores it anyway
-                    LOG.log(Level.FINE, "restoring subscription to " + target + " failed: " + he.getMessage());
-                    try {
-                        client.timers().schedule(() -> {
-                            if (!closed && client.state() != ConnectionState.CLOSED) {
-                                restore();
-                            }
-                        }, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
-                    } catch (java.util.concurrent.RejectedExecutionException closedClient) {
-                        LOG.log(Level.FINE, "client closed", closedClient);
-                    }
-                }
-            }
-        });
+        return client.restoreStep("subscription " + target, () -> closed ? null : subscribe(client.defaultTimeout()),
+                this::closeQuietly);
     }
 
     /** Queues work for the listener's thread, in order. */
@@ -134,8 +118,7 @@ abstract class SubscriptionBase implements Subscription {
         closeQuietly();
         if (id >= 0) {
             client.unbind(id);
-            client.request(null, "unsubscribe", "\"sub\":" + id, false, client.defaultTimeout())
-                    .exceptionally(e -> null);
+            client.sendQuietly(OutFrame.socket(Op.SOCKET_UNSUBSCRIBE).number("sub", id));
         }
     }
 }

@@ -29,6 +29,8 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One server's membership in a cluster, on ZooKeeper through Curator. ZooKeeper says who is alive
@@ -115,7 +117,7 @@ public final class ClusterNode implements AutoCloseable {
     private final Map<Integer, String> lastServer = new HashMap<>();
     /** When each server that left was last seen gone (reconciler thread only). */
     private final Map<String, Long> goneAt = new HashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong moves = new AtomicLong();
 
     private ClusterNode(ClusterConfig config, Partitions partitions, Listener listener) {
         this.config = config;
@@ -464,6 +466,7 @@ public final class ClusterNode implements AutoCloseable {
     private void acquireAssigned() {
         Set<Integer> mine = Set.copyOf(assignment.of(config.nodeId()));
         waitingSince.keySet().retainAll(mine);
+        List<Integer> due = new ArrayList<>();
         for (int p : mine) {
             if (serving.containsKey(p) || closing || !fresh()) {
                 continue;
@@ -477,22 +480,41 @@ public final class ClusterNode implements AutoCloseable {
                     continue;
                 }
             }
-            try {
-                long epoch = partitions.acquire(p, config.acquireTimeout());
-                serving.put(p, epoch);
-                waitingSince.remove(p);
-                moves.incrementAndGet();
-                announce(p, epoch);
-                listener.acquired(p, epoch);
-                String from = lastServer.get(p);
-                Long lostAt = from == null ? null : goneAt.get(from);
-                if (lostAt != null) {
-                    listener.tookOver(p, from, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lostAt));
-                }
-                lastServer.put(p, config.nodeId());
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "cannot acquire partition " + p + " yet: " + e.getMessage());
+            due.add(p);
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        // a lost server's partitions are acquired together: each acquire is a database round trip
+        // with a commit, and the failover time is the slowest of them
+        Map<Integer, Long> epochs = new ConcurrentHashMap<>();
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int p : due) {
+                pool.execute(() -> {
+                    try {
+                        epochs.put(p, partitions.acquire(p, config.acquireTimeout()));
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "cannot acquire partition " + p + " yet: " + e.getMessage());
+                    }
+                });
             }
+        }
+        for (Map.Entry<Integer, Long> e : new TreeMap<>(epochs).entrySet()) {
+            int p = e.getKey();
+            serving.put(p, e.getValue());
+            waitingSince.remove(p);
+            moves.incrementAndGet();
+            // served here before it is announced: a client sent here by the announcement is served
+            listener.acquired(p, e.getValue());
+            String from = lastServer.get(p);
+            Long lostAt = from == null ? null : goneAt.get(from);
+            if (lostAt != null) {
+                listener.tookOver(p, from, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lostAt));
+            }
+            lastServer.put(p, config.nodeId());
+        }
+        for (Map.Entry<Integer, Long> e : epochs.entrySet()) {
+            announce(e.getKey(), e.getValue());
         }
     }
 

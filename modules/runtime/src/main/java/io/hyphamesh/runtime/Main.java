@@ -40,22 +40,38 @@ public final class Main {
             System.exit(2);
             return;
         }
+        config.warnings().forEach(w -> System.err.println("hypha-mesh: warning: " + w));
         HyphaServer server;
         try {
             server = HyphaServer.start(config);
         } catch (RuntimeException e) {
-            System.err.println("hypha-mesh: cannot start: " + e.getMessage());
+            System.err.println("hypha-mesh: cannot start: " + oneLine(e));
             System.exit(1);
             return;
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr
-            System.err.println(java.time.Instant.now() + " hypha-mesh: shutting down");
+            // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr,
+            // in the log's own line format (one timestamp format in the whole log)
+            say("shutting down");
             server.close();
-            System.err.println(java.time.Instant.now() + " hypha-mesh: stopped (storage committed and closed)");
+            say("stopped (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();
+    }
+
+    /** The cause of a failed start as one line: its message's first line, or its type when it has none. */
+    static String oneLine(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            return e.getClass().getSimpleName();
+        }
+        return m.lines().findFirst().orElse(m).strip();
+    }
+
+    private static void say(String message) {
+        System.err.print(String.format(java.util.Locale.ROOT, System.getProperty("java.util.logging.SimpleFormatter.format"),
+                java.time.ZonedDateTime.now(), "", Main.class.getName(), "INFO", message, ""));
     }
 }

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -22,6 +21,7 @@ import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.client.ClientOptions;
 import io.hyphamesh.client.DocEvent;
 import io.hyphamesh.client.DocValue;
+import io.hyphamesh.client.Increment;
 import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.Log;
 import io.hyphamesh.client.LogPage;
@@ -267,9 +267,9 @@ class LogDocTest {
                     pool.submit(() -> {
                         for (int i = 0; i < 5; i++) {
                             try {
-                                DocValue after = c.doc("wallet").incr("/balance", BigDecimal.valueOf(-10),
-                                        Optional.of(BigDecimal.ZERO), T);
-                                assertTrue(((JsonNumber) after.value()).longValue() >= 0);
+                                Increment after = c.doc("wallet").incr("/balance", BigDecimal.valueOf(-10),
+                                        BigDecimal.ZERO, T);
+                                assertTrue(after.longValue() >= 0);
                                 ok.incrementAndGet();
                             } catch (HyphaException e) {
                                 assertEquals(ErrorCode.FLOOR, e.code());

@@ -1,0 +1,257 @@
+package io.hyphamesh.client;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.HyphaException;
+
+/**
+ * Keeps the client connected: opens the first socket (trying each server in order and following
+ * "moved"), holds the live {@link Link}, and after a drop reconnects — at once to the owner a
+ * "moved" close names, else with backoff and jitter in rotation over the servers — then hands the
+ * new link to the client to restore. Thread-safe: the live link changes by compare-and-set, so a
+ * drop is handled exactly once.
+ */
+final class Connector implements Link.Owner {
+    private static final Logger LOG = Logger.getLogger(Connector.class.getName());
+    private static final VarHandle LINK;
+    /** "moved" closes followed in a row before falling back to backoff (a loop between two servers). */
+    static final int MAX_MOVES = 5;
+
+    static {
+        try {
+            LINK = MethodHandles.lookup().findVarHandle(Connector.class, "link", Link.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final DefaultHyphaClient client;
+    private final ServerList servers;
+    private final HttpClient http;
+    private final String token;
+    private final ClientOptions options;
+    private final Backoff backoff;
+    private final ExecutorService workers;
+
+    /** The socket requests go out on; null while reconnecting. Set only after its hello. */
+    @SuppressWarnings("unused") // through LINK
+    private volatile Link link;
+    private volatile Link.Hello hello;
+    /** Why the last socket ended, for the errors of requests made while reconnecting. */
+    private volatile String lastLoss = "";
+    private volatile int recentMoves;
+    private volatile boolean stopped;
+
+    Connector(DefaultHyphaClient client, ServerList servers, HttpClient http, String token, ClientOptions options,
+              ExecutorService workers) {
+        this.client = client;
+        this.servers = servers;
+        this.http = http;
+        this.token = token;
+        this.options = options;
+        this.workers = workers;
+        this.backoff = new Backoff(options.reconnectMin(), options.reconnectMax(), ThreadLocalRandom.current());
+    }
+
+    /** The live link, or null while reconnecting. */
+    Link current() {
+        return (Link) LINK.getVolatile(this);
+    }
+
+    /** Where the client is (or is about to be) connected. */
+    Endpoint endpoint() {
+        Link l = current();
+        return l != null ? l.endpoint() : servers.current();
+    }
+
+    /** The hello of the latest socket (never null once connected). */
+    Link.Hello hello() {
+        return hello;
+    }
+
+    String lastLoss() {
+        return lastLoss;
+    }
+
+    /** Stops reconnecting and hands back the live link (null if none) for the caller to close. */
+    Link stop() {
+        stopped = true;
+        return (Link) LINK.getAndSet(this, null);
+    }
+
+    /** Connects for the first time: every server in order (following "moved"); the first hello wins. */
+    void connectFirst() {
+        List<HyphaException> failures = new ArrayList<>();
+        for (int i = 0; i < servers.size(); i++) {
+            try {
+                attach(open(servers.current()), false);
+                return;
+            } catch (HyphaException e) {
+                if (refusedForGood(e) || servers.size() == 1) {
+                    throw e;
+                }
+                failures.add(e);
+                servers.rotate();
+            }
+        }
+        // one code when every server said the same (e.g. limit), else unavailable; the message names each
+        ErrorCode code = failures.stream().map(HyphaException::code).distinct().count() == 1
+                ? failures.get(0).code() : ErrorCode.UNAVAILABLE;
+        throw new HyphaException(code, "cannot connect to any of " + failures.size() + " servers: "
+                + String.join("; ", failures.stream().map(Throwable::getMessage).toList()));
+    }
+
+    /** Opens a link to {@code first} and waits for its hello, following "moved" closes a few hops. */
+    private Link open(Endpoint first) {
+        Endpoint at = first;
+        long waitMillis = options.connectTimeout().toMillis() + 1000;
+        for (int hops = 0; ; hops++) {
+            Link l = Link.open(http, at, token, options.connectTimeout(), this);
+            try {
+                hello = l.hello().get(waitMillis, TimeUnit.MILLISECONDS);
+                return l;
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof Link.MovedException m) {
+                    Endpoint owner = owner(at, m.owner());
+                    if (hops + 1 >= MAX_MOVES) {
+                        throw new HyphaException(ErrorCode.UNAVAILABLE, "moved " + MAX_MOVES
+                                + " times without reaching the workspace's owner (last: " + at + " sent us to " + owner + ")");
+                    }
+                    servers.moveTo(owner);
+                    at = owner;
+                    continue;
+                }
+                throw DefaultHyphaClient.unwrap(e.getCause());
+            } catch (TimeoutException e) {
+                l.abort();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot connect to " + at + ": no hello within "
+                        + waitMillis + " ms");
+            } catch (InterruptedException e) {
+                l.abort();
+                Thread.currentThread().interrupt();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted while connecting to " + at);
+            }
+        }
+    }
+
+    private static Endpoint owner(Endpoint from, String reason) {
+        try {
+            return from.on(reason);
+        } catch (IllegalArgumentException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, from + " closed with 4307 (moved) but its reason is not a "
+                    + "server URL: '" + reason + "'");
+        }
+    }
+
+    static boolean refusedForGood(HyphaException e) {
+        return e.code() == ErrorCode.UNAUTHORIZED || e.code() == ErrorCode.FORBIDDEN || e.code() == ErrorCode.NOT_FOUND;
+    }
+
+    /** Makes {@code l} the live link; after a reconnect the client restores what it had on it. */
+    private void attach(Link l, boolean reconnected) {
+        LINK.setVolatile(this, l);
+        if (l.ended()) {
+            // dropped between its hello and now: its own report was ignored, as it was not live yet
+            lost(l, 1006, "dropped while connecting", true);
+            return;
+        }
+        if (reconnected) {
+            client.restore(l).whenComplete((v, e) -> {
+                if (current() == l) {
+                    recentMoves = 0;
+                }
+            });
+        }
+    }
+
+    @Override
+    public void onFrame(Link l, Frame f) {
+        client.onFrame(l, f);
+    }
+
+    /** The socket dropped (not by us): fail what cannot be sent again, then reconnect. Any thread. */
+    @Override
+    public void onLost(Link l, int code, String reason, boolean abrupt) {
+        lost(l, code, reason, abrupt);
+    }
+
+    private void lost(Link l, int code, String reason, boolean abrupt) {
+        if (stopped || !LINK.compareAndSet(this, l, null)) {
+            return;
+        }
+        String server = l.endpoint().server();
+        String why = abrupt ? "the connection to " + server + " ended without a close frame (" + reason + ")"
+                : server + " closed the socket (" + code + (reason.isEmpty() ? "" : " " + reason) + ")";
+        lastLoss = why;
+        boolean forGood = code == 4001 || code == 4004 || !options.reconnect();
+        ErrorCode closeCode = code == 4001 ? ErrorCode.UNAUTHORIZED : code == 4004 ? ErrorCode.NOT_FOUND : null;
+        client.lost(l, why, forGood, closeCode);
+        if (forGood) {
+            return;
+        }
+        boolean now = false;
+        if (code == Link.MOVED && recentMoves < MAX_MOVES) {
+            try {
+                servers.moveTo(l.endpoint().on(reason));
+                recentMoves++;
+                now = true;
+            } catch (IllegalArgumentException e) {
+                LOG.warning(server + " closed with 4307 (moved) but its reason is not a server URL: '" + reason + "'");
+            }
+        }
+        boolean immediately = now;
+        try {
+            workers.execute(() -> reconnectLoop(immediately));
+        } catch (RejectedExecutionException e) {
+            // closed meanwhile
+        }
+    }
+
+    private void reconnectLoop(boolean immediately) {
+        for (int attempt = 0; !stopped; attempt++) {
+            if (!(immediately && attempt == 0)) {
+                // the bound grows per round over the server list, not per server tried
+                try {
+                    Thread.sleep(backoff.delayMillis(attempt / servers.size()));
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            try {
+                Link l = open(servers.current());
+                if (stopped) {
+                    l.close(Duration.ofSeconds(1));
+                    return;
+                }
+                attach(l, true);
+                return;
+            } catch (HyphaException e) {
+                if (refusedForGood(e)) {
+                    LOG.warning("reconnect refused for good: " + e.getMessage());
+                    client.refused(e);
+                    return;
+                }
+                LOG.fine(() -> "reconnect attempt failed: " + e.getMessage());
+                servers.rotate();
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "reconnect attempt failed", e);
+                servers.rotate();
+            }
+        }
+    }
+}

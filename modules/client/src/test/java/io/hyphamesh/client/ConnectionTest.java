@@ -1,0 +1,317 @@
+package io.hyphamesh.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.client.testing.StandInServer;
+import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's connection behaviour at the socket level, against {@link StandInServer}: what a
+ * dropped socket does to requests in flight, requests made while reconnecting, "moved", the order
+ * of states, and the errors of a failed connect. End-to-end behaviour against the real server is
+ * tested in {@code examples/}.
+ */
+class ConnectionTest {
+    private static final Duration T = Duration.ofSeconds(10);
+    private static final String WS = "w1";
+
+    /** Answers every request frame the way the real server would for these tests, and keeps them. */
+    private static class Responder {
+        final BlockingQueue<Frame> requests = new LinkedBlockingQueue<>();
+        final AtomicLong seq = new AtomicLong();
+
+        void serve(StandInServer.Peer p) {
+            try {
+                while (true) {
+                    for (Frame f : Frame.parseMessage(p.next(3600))) {
+                        requests.add(f);
+                        String answer = answer(f);
+                        if (answer != null) {
+                            p.send(answer);
+                        }
+                    }
+                }
+            } catch (IOException | InterruptedException | AssertionError e) {
+                // the socket ended
+            }
+        }
+
+        String answer(Frame f) {
+            if (!f.has("id")) {
+                return null;
+            }
+            long id = f.longValue("id");
+            String ok = switch (f.string("op")) {
+                case "append" -> "{\"seq\":" + seq.incrementAndGet() + "}";
+                case "subscribe" -> "{\"sub\":7,\"last\":" + seq.get() + "}";
+                case "presence.set" -> "{\"client\":\"c\",\"state\":\"present\",\"meta\":1,\"since\":1,\"last_heartbeat\":1}";
+                case "info" -> "{\"first\":1,\"last\":" + seq.get() + ",\"entries\":" + seq.get() + ",\"bytes\":0}";
+                default -> "{}";
+            };
+            return "{\"re\":" + id + ",\"ok\":" + ok + "}";
+        }
+
+        /** The next request with op {@code op}, skipping others. */
+        Frame next(String op) throws InterruptedException {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < end) {
+                Frame f = requests.poll(100, TimeUnit.MILLISECONDS);
+                if (f != null && op.equals(f.string("op", ""))) {
+                    return f;
+                }
+            }
+            throw new AssertionError("no '" + op + "' request arrived");
+        }
+    }
+
+    private static ClientOptions fast() {
+        return ClientOptions.builder().reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).requestTimeout(T)
+                .build();
+    }
+
+    private static HyphaException failure(CompletableFuture<?> f, Duration within) throws Exception {
+        try {
+            f.get(within.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            return (HyphaException) e.getCause();
+        }
+        throw new AssertionError("expected a failure, got an answer");
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void aFailedConnectNamesTheAddressTried() throws Exception {
+        int port = freePort();
+        HyphaException e = assertThrows(HyphaException.class, () -> HyphaClient.connect(
+                URI.create("http://127.0.0.1:" + port + "/v1/workspaces/w1"), "t", fast()));
+        assertEquals(ErrorCode.UNAVAILABLE, e.code());
+        assertTrue(e.getMessage().startsWith("cannot connect to ws://127.0.0.1:" + port + "/v1/workspaces/w1/connect: "),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("ConnectException"), e.getMessage());
+
+        int other = freePort();
+        HyphaException both = assertThrows(HyphaException.class, () -> HyphaClient.connect(List.of(
+                URI.create("http://127.0.0.1:" + port + "/v1/workspaces/w1"),
+                URI.create("http://127.0.0.1:" + other + "/v1/workspaces/w1")), "t", fast()));
+        assertTrue(both.getMessage().startsWith("cannot connect to any of 2 servers: "), both.getMessage());
+        assertTrue(both.getMessage().contains(":" + port + "/") && both.getMessage().contains(":" + other + "/"),
+                both.getMessage());
+    }
+
+    @Test
+    void aSocketEndedWithoutACloseFrameLeavesPlainWritesOutcomeUnknownAndResendsTheSafeOnes() throws Exception {
+        Responder second = new Responder();
+        java.util.concurrent.atomic.AtomicInteger sockets = new java.util.concurrent.atomic.AtomicInteger();
+        try (StandInServer s = StandInServer.start(p -> {
+            p.hello(WS, "c");
+            if (sockets.incrementAndGet() == 1) {
+                // read both requests, answer neither, then reset the TCP connection: the client
+                // cannot know whether they were applied
+                int frames = 0;
+                while (frames < 2) {
+                    try {
+                        frames += Frame.parseMessage(p.next(10)).size();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                p.drop();
+            } else {
+                second.serve(p);
+            }
+        }); HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast())) {
+            List<ConnectionState> states = new CopyOnWriteArrayList<>();
+            c.onStateChange(states::add);
+            long start = System.nanoTime();
+            CompletableFuture<Long> plain = c.log("l").appendAsync(JsonText.parse("1"));
+            CompletableFuture<Long> idempotent = c.log("l").appendAsync(JsonText.parse("2"), "p", 1);
+            HyphaException e = failure(plain, T);
+            assertEquals(ErrorCode.UNAVAILABLE, e.code());
+            assertTrue(e.getMessage().contains("ended without a close frame") && e.getMessage().endsWith("outcome unknown"),
+                    e.getMessage());
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5),
+                    "failed when the socket ended, not at its 10 s timeout");
+            assertEquals(1L, idempotent.get(10, TimeUnit.SECONDS), "the idempotent append went out again and was answered");
+            Frame resent = second.next("append");
+            assertEquals("p", resent.string("producer"));
+            assertEquals(1, resent.longValue("pseq"));
+            Awaitility.await("states").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
+            assertEquals(List.of(ConnectionState.RECONNECTING, ConnectionState.CONNECTED, ConnectionState.RESTORED), states,
+                    "states arrive in the order they happened");
+        }
+    }
+
+    /** A stand-in whose odd sockets say hello and close gracefully 200 ms later; even ones say hello after 1.5 s. */
+    private static StandInServer flapping() throws IOException {
+        java.util.concurrent.atomic.AtomicInteger sockets = new java.util.concurrent.atomic.AtomicInteger();
+        Responder responder = new Responder();
+        return StandInServer.start(p -> {
+            if (sockets.incrementAndGet() % 2 == 1) {
+                p.hello(WS, "c");
+                Thread.ofVirtual().start(() -> {
+                    try {
+                        Thread.sleep(200);
+                        p.close(1001, "server shutting down");
+                    } catch (IOException | InterruptedException e) {
+                        // gone
+                    }
+                });
+            } else {
+                try {
+                    Thread.sleep(1500);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                p.hello(WS, "c");
+            }
+            responder.serve(p);
+        });
+    }
+
+    @Test
+    void whileReconnectingRequestsFailAtOnce() throws Exception {
+        try (StandInServer s = flapping(); HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast())) {
+            Awaitility.await("reconnecting").atMost(T).until(() -> c.state() == ConnectionState.RECONNECTING);
+            long start = System.nanoTime();
+            HyphaException e = assertThrows(HyphaException.class, () -> c.log("l").append(JsonText.parse("1")));
+            long tookMillis = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(ErrorCode.UNAVAILABLE, e.code());
+            assertTrue(e.getMessage().startsWith("not connected (" + s.base() + " closed the socket (1001 server shutting down))"),
+                    e.getMessage());
+            assertTrue(e.getMessage().endsWith("append was not sent"), e.getMessage());
+            assertTrue(tookMillis < 500, "failed at once, not at its timeout: " + tookMillis + " ms");
+        }
+    }
+
+    @Test
+    void whileReconnectingRequestsWaitWhenTheCallerAskedTo() throws Exception {
+        try (StandInServer s = flapping(); HyphaClient w = HyphaClient.connect(s.workspace(WS), "t", ClientOptions.builder()
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).waitForReconnect(true).build())) {
+            Awaitility.await("reconnecting").atMost(T).until(() -> w.state() == ConnectionState.RECONNECTING);
+            long seq = w.log("l").append(JsonText.parse("1"), T);
+            assertTrue(seq > 0, "the append waited for the next socket and was answered");
+        }
+    }
+
+    @Test
+    void movedBeforeTheHelloIsFollowedToTheOwner() throws Exception {
+        Responder owner = new Responder();
+        try (StandInServer b = StandInServer.start(p -> {
+            p.hello(WS, "c");
+            owner.serve(p);
+        }); StandInServer a = StandInServer.start(p -> p.close(4307, b.base()))) {
+            try (HyphaClient c = HyphaClient.connect(a.workspace(WS), "t", fast())) {
+                assertEquals(URI.create(b.base()), c.server());
+                assertEquals(1L, c.log("l").append(JsonText.parse("1")));
+                assertEquals(1, a.connects());
+            }
+        }
+    }
+
+    @Test
+    void movedDuringASessionReconnectsAtOnceAndRestoresEverythingFromTheLastSeq() throws Exception {
+        Responder first = new Responder();
+        Responder second = new Responder();
+        List<StandInServer.Peer> firstPeers = new CopyOnWriteArrayList<>();
+        try (StandInServer c2 = StandInServer.start(p -> {
+            p.hello(WS, "c");
+            second.serve(p);
+        }); StandInServer c1 = StandInServer.start(p -> {
+            firstPeers.add(p);
+            p.hello(WS, "c");
+            first.serve(p);
+        })) {
+            // a backoff of at least a second would show if "moved" waited for it
+            ClientOptions slowBackoff = ClientOptions.builder().reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(4))
+                    .requestTimeout(T).build();
+            try (HyphaClient c = HyphaClient.connect(c1.workspace(WS), "t", slowBackoff)) {
+                List<ConnectionState> states = new CopyOnWriteArrayList<>();
+                c.onStateChange(states::add);
+                List<Long> got = new CopyOnWriteArrayList<>();
+                c.register(Service.builder("calc").method("add", Integer.class, Integer.class, (x, y) -> x + y).build());
+                c.presence().set(JsonText.parse("{\"at\":\"desk\"}"));
+                Subscription sub = c.log("l").subscribe(0, r -> got.add(r.seq()));
+                assertNotNull(sub);
+                StandInServer.Peer p = firstPeers.get(0);
+                for (int i = 1; i <= 3; i++) {
+                    p.send("{\"ev\":7,\"seq\":" + i + ",\"ts\":1,\"body\":" + i + "}");
+                }
+                Awaitility.await("3 entries").atMost(T).until(() -> got.size() == 3);
+                long movedAt = System.nanoTime();
+                p.close(4307, c2.base());
+                Frame register = second.next("register");
+                long tookMillis = (System.nanoTime() - movedAt) / 1_000_000;
+                assertTrue(tookMillis < 1000, "followed at once, not after a 2 s backoff: " + tookMillis + " ms");
+                assertEquals("calc", register.string("service"));
+                assertEquals("{\"at\":\"desk\"}", second.next("presence.set").raw("meta"));
+                Frame resub = second.next("subscribe");
+                assertEquals("log:l", resub.string("to"));
+                assertEquals(3, resub.longValue("since"), "resumed after the last entry received");
+                Awaitility.await("restored").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
+                assertEquals(List.of(ConnectionState.RECONNECTING, ConnectionState.CONNECTED, ConnectionState.RESTORED), states);
+                assertEquals(URI.create(c2.base()), c.server());
+                assertEquals(1, c2.connects());
+            }
+        }
+    }
+
+    @Test
+    void aSubscriptionRefusedOnRestoreReachesTheErrorListener() throws Exception {
+        List<StandInServer.Peer> peers = new CopyOnWriteArrayList<>();
+        Responder responder = new Responder() {
+            @Override
+            String answer(Frame f) {
+                if ("subscribe".equals(f.string("op", "")) && peers.size() > 1) {
+                    return "{\"re\":" + f.longValue("id") + ",\"err\":{\"code\":\"forbidden\",\"message\":\"token lost read\"}}";
+                }
+                return super.answer(f);
+            }
+        };
+        try (StandInServer s = StandInServer.start(p -> {
+            peers.add(p);
+            p.hello(WS, "c");
+            responder.serve(p);
+        }); HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast())) {
+            List<ClientError> errors = new CopyOnWriteArrayList<>();
+            List<ConnectionState> states = new CopyOnWriteArrayList<>();
+            c.onError(errors::add);
+            c.onStateChange(states::add);
+            c.log("l").subscribe(0, r -> { });
+            peers.get(0).close(1001, "restart");
+            Awaitility.await("restored").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
+            assertEquals(1, errors.size(), "told once: " + errors);
+            assertEquals("subscription log:l", errors.get(0).what());
+            assertEquals(ErrorCode.FORBIDDEN, errors.get(0).error().code());
+            List<String> ops = new ArrayList<>();
+            responder.requests.forEach(f -> ops.add(f.string("op", "")));
+            assertEquals(2, ops.stream().filter("subscribe"::equals).count(), "refused for good: not tried again " + ops);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package io.hyphamesh.runtime.cluster;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.client.ClientOptions;
+import io.hyphamesh.client.DocValue;
+import io.hyphamesh.client.HyphaClient;
+import io.hyphamesh.client.LogPage;
+import io.hyphamesh.client.LogRecord;
+import io.hyphamesh.runtime.TestServer;
+import jakarta.json.Json;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonValue;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A bounded load on one workspace of a cluster, with the books to check it against: idempotent
+ * appends (a producer, pseq retried until acknowledged: each must be in the Log exactly once, the
+ * Log dense), {@code incr} on a counter and CAS on a Doc (their final values must lie between what
+ * was acknowledged and that plus what had an unknown outcome). The client is given every server's
+ * URL and follows "moved". One thread writes; the books are read after {@link #stop}.
+ */
+final class ClusterWorkload implements Runnable {
+    private static final Duration OP_TIMEOUT = Duration.ofSeconds(3);
+
+    final String ws;
+    private final List<URI> servers;
+    private volatile boolean stop;
+    private Thread thread;
+
+    private long nextPseq = 1;
+    private final Map<Long, Long> appended = new ConcurrentHashMap<>();
+    private long incrAcked;
+    private long incrUnknown;
+    private long casAcked;
+    private long casUnknown;
+    private final ConcurrentLinkedQueue<Long> ackNanos = new ConcurrentLinkedQueue<>();
+    private final AtomicLong errors = new AtomicLong();
+    private final List<String> unexpected = new ArrayList<>();
+
+    ClusterWorkload(String ws, List<URI> servers) {
+        this.ws = ws;
+        this.servers = servers;
+    }
+
+    static HyphaClient client(List<URI> servers) {
+        return HyphaClient.connect(servers, TestServer.ROOT, ClientOptions.builder()
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(400))
+                .waitForReconnect(true)
+                .requestTimeout(OP_TIMEOUT)
+                .build());
+    }
+
+    void start() {
+        thread = Thread.ofPlatform().name("load-" + ws).start(this);
+    }
+
+    void stop() throws InterruptedException {
+        stop = true;
+        thread.join(Duration.ofSeconds(30).toMillis());
+    }
+
+    /** The first acknowledgement at or after {@code nanos}, as nanos after it; -1 when none. */
+    long firstAckAfter(long nanos) {
+        long best = -1;
+        for (Long t : ackNanos) {
+            if (t >= nanos && (best < 0 || t - nanos < best)) {
+                best = t - nanos;
+            }
+        }
+        return best;
+    }
+
+    long acknowledged() {
+        return appended.size() + incrAcked + casAcked;
+    }
+
+    @Override
+    public void run() {
+        try (HyphaClient c = client(servers)) {
+            while (!stop) {
+                append(c);
+                incr(c);
+                cas(c);
+                pace();
+            }
+        } catch (RuntimeException e) {
+            synchronized (unexpected) {
+                unexpected.add("client failed: " + e);
+            }
+        }
+    }
+
+    private void ack() {
+        ackNanos.add(System.nanoTime());
+    }
+
+    private void failed(HyphaException e) {
+        errors.incrementAndGet();
+        // during a kill or a move only retriable failures are allowed
+        if (e.code() != ErrorCode.UNAVAILABLE && e.code() != ErrorCode.TIMEOUT) {
+            synchronized (unexpected) {
+                unexpected.add(e.code() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private void append(HyphaClient c) {
+        long pseq = nextPseq;
+        try {
+            long seq = c.log("l").append(Json.createObjectBuilder().add("p", pseq).build(), "w", pseq, OP_TIMEOUT);
+            appended.put(pseq, seq);
+            nextPseq++;
+            ack();
+        } catch (HyphaException e) {
+            // idempotent: the same pseq is sent again next turn
+            failed(e);
+        }
+    }
+
+    private void incr(HyphaClient c) {
+        try {
+            c.doc("counter").incr("/n", 1, OP_TIMEOUT);
+            incrAcked++;
+            ack();
+        } catch (HyphaException e) {
+            incrUnknown++;
+            failed(e);
+        }
+    }
+
+    private void cas(HyphaClient c) {
+        DocValue v;
+        try {
+            v = c.doc("cas").get(OP_TIMEOUT);
+        } catch (HyphaException e) {
+            failed(e);
+            return;
+        }
+        try {
+            c.doc("cas").cas(v.version(), Json.createValue(v.version() + 1), OP_TIMEOUT);
+            casAcked++;
+            ack();
+        } catch (HyphaException e) {
+            if (e.code() == ErrorCode.CONFLICT) {
+                return;
+            }
+            casUnknown++;
+            failed(e);
+        }
+    }
+
+    private void pace() {
+        try {
+            // bounded load: a worker does a few hundred operations a second at most
+            Thread.sleep(5);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stop = true;
+        }
+    }
+
+    /** Checks everything acknowledged against the workspace's state, read through {@code c}. */
+    void verify(HyphaClient c) {
+        synchronized (unexpected) {
+            assertTrue(unexpected.isEmpty(), ws + ": only retriable errors expected, got " + unexpected);
+        }
+        // the Log: dense, every acknowledged pseq exactly once, at the sequence it was acknowledged at
+        Map<Long, Long> seen = new java.util.HashMap<>();
+        long expect = 1;
+        long from = 1;
+        while (true) {
+            LogPage page = c.log("l").read(from, 1000, Duration.ofSeconds(10));
+            for (LogRecord r : page.entries()) {
+                assertEquals(expect, r.seq(), ws + ": the Log is dense");
+                expect++;
+                long pseq = r.body().asJsonObject().getJsonNumber("p").longValue();
+                Long dup = seen.put(pseq, r.seq());
+                assertTrue(dup == null, ws + ": pseq " + pseq + " written twice (seq " + dup + " and " + r.seq() + ")");
+            }
+            if (page.next().isEmpty() || page.entries().isEmpty()) {
+                break;
+            }
+            from = page.next().getAsLong();
+        }
+        for (Map.Entry<Long, Long> a : appended.entrySet()) {
+            assertEquals(a.getValue(), seen.get(a.getKey()), ws + ": acknowledged pseq " + a.getKey() + " is where it was acknowledged");
+        }
+        // nothing beyond what was sent: the pseqs in the Log are 1..n, n = acknowledged or the one in flight
+        assertTrue(seen.size() == appended.size() || seen.size() == appended.size() + 1,
+                ws + ": " + seen.size() + " entries for " + appended.size() + " acknowledged appends");
+        // the counter between the acknowledged and the acknowledged plus the unknown
+        long n = number(c.doc("counter").get(Duration.ofSeconds(10)).value(), "n");
+        assertTrue(n >= incrAcked && n <= incrAcked + incrUnknown,
+                ws + ": counter " + n + " not in [" + incrAcked + ", " + (incrAcked + incrUnknown) + "]");
+        long version = c.doc("cas").get(Duration.ofSeconds(10)).version();
+        assertTrue(version >= casAcked && version <= casAcked + casUnknown,
+                ws + ": CAS version " + version + " not in [" + casAcked + ", " + (casAcked + casUnknown) + "]");
+    }
+
+    private static long number(JsonValue v, String member) {
+        if (v == JsonValue.NULL) {
+            return 0;
+        }
+        return ((JsonNumber) v.asJsonObject().get(member)).longValue();
+    }
+
+    @Override
+    public String toString() {
+        return ws + ": " + appended.size() + " appends, " + incrAcked + "+" + incrUnknown + "? incr, " + casAcked + "+"
+                + casUnknown + "? cas, " + errors.get() + " retriable errors";
+    }
+}

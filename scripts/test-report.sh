@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Used by `./hypha test`: the Maven stage's progress filter and the test counts of JUnit XML reports.
+#   test-report.sh progress          filters Maven's output (stdin) to one line per module and test class
+#   test-report.sh count FILE...     prints "passed failed skipped" summed over JUnit XML reports
+set -uo pipefail
+
+case "${1:-}" in
+  progress)
+    # Maven prints ANSI resets even with -Dstyle.color=never (jansi); strip them, then keep what a
+    # reader follows: which module builds, each test class with its count and time, and errors.
+    # mawk (Debian's awk) reads a pipe in blocks unless told it is interactive: lines would arrive late
+    awk=(awk); if awk -W version 2>&1 | grep -q mawk; then awk=(awk -W interactive); fi
+    sed -u 's/\x1b\[[0-9;]*m//g' | "${awk[@]}" '
+      /^\[INFO\] Building .*\[[0-9]+\/[0-9]+\]/ {
+        sub(/^\[INFO\] Building /, ""); printf "  %s\n", $0; fflush(); next }
+      /Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+, Time elapsed: .* in / {
+        cls = $0; sub(/.* in /, "", cls); n = split(cls, parts, "."); name = parts[n]
+        t = $0; sub(/.*Time elapsed: /, "", t); sub(/ s.*/, "", t)
+        run = $0; sub(/.*Tests run: /, "", run); sub(/,.*/, "", run)
+        bad = ($0 ~ /FAILURE|ERROR/) ? "  FAILED" : ""
+        printf "    %-44s %4d tests %7.1f s%s\n", name, run, t, bad; fflush(); next }
+      /^\[ERROR\] (Failures|Errors|Tests run|  |COMPILATION|\/)/ { print "    " $0; fflush(); next }
+      /^\[ERROR\] Failed to execute goal/ { print "    " $0; fflush(); next }
+      /BUILD (SUCCESS|FAILURE)/ { print "  " $2 " " $3; fflush(); next }
+    '
+    ;;
+  count)
+    shift
+    passed=0; failed=0; skipped=0
+    for f in "$@"; do
+      [ -f "$f" ] || continue
+      head=$(grep -m1 -o '<testsuite [^>]*>' "$f") || continue
+      attr() { printf '%s' "$head" | sed -n "s/.* $1=\"\([0-9]*\)\".*/\1/p"; }
+      t=$(attr tests); e=$(attr errors); fl=$(attr failures); s=$(attr skipped)
+      t=${t:-0}; e=${e:-0}; fl=${fl:-0}; s=${s:-0}
+      failed=$((failed + e + fl)); skipped=$((skipped + s)); passed=$((passed + t - e - fl - s))
+    done
+    echo "$passed $failed $skipped"
+    ;;
+  *)
+    echo "usage: $0 progress | count FILE..." >&2; exit 2
+    ;;
+esac
