@@ -151,52 +151,8 @@ final class ArtifactScenarios {
         try {
             for (int i = 0; i < n; i++) {
                 String path = "bench/multipart-" + i;
-                long t0 = System.nanoTime();
                 try {
-                    HttpResponse<String> init = send("POST", URI.create(ws.uri() + "/artifacts/uploads"),
-                            HttpRequest.BodyPublishers.ofString("{\"path\":" + JsonText.quote(path) + ",\"size\":" + size
-                                    + ",\"part_size\":" + part + ",\"content_type\":\"application/octet-stream\"}"),
-                            HttpResponse.BodyHandlers.ofString());
-                    if (init.statusCode() / 100 != 2) {
-                        throw new IOException("initiate answered " + init.statusCode() + ": " + init.body());
-                    }
-                    JsonObject up = JsonText.parseObject(init.body());
-                    String id = up.containsKey("id") ? up.getString("id") : up.getString("upload_id");
-                    List<Future<String[]>> puts = new ArrayList<>();
-                    for (JsonValue pv : up.getJsonArray("parts")) {
-                        JsonObject p = pv.asJsonObject();
-                        int number = p.getInt("number");
-                        long offset = p.containsKey("offset") ? p.getJsonNumber("offset").longValue() : (long) (number - 1) * part;
-                        long length = p.containsKey("length") ? p.getJsonNumber("length").longValue()
-                                : Math.min(part, size - offset);
-                        URI url = ws.uri().resolve(p.getString("url"));
-                        puts.add(pool.submit(() -> {
-                            long p0 = System.nanoTime();
-                            HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofMinutes(2))
-                                    .PUT(HttpRequest.BodyPublishers.ofByteArray(data, (int) offset, (int) length)).build(),
-                                    HttpResponse.BodyHandlers.ofString());
-                            if (r.statusCode() / 100 != 2) {
-                                throw new IOException("part " + number + " answered " + r.statusCode() + ": " + r.body());
-                            }
-                            parts.recordValue(System.nanoTime() - p0);
-                            String etag = r.headers().firstValue("ETag").orElse("").replace("\"", "");
-                            return new String[] {Integer.toString(number), etag};
-                        }));
-                    }
-                    StringBuilder body = new StringBuilder("{\"parts\":[");
-                    for (int k = 0; k < puts.size(); k++) {
-                        String[] ne = puts.get(k).get();
-                        body.append(k == 0 ? "" : ",").append("{\"number\":").append(ne[0]).append(",\"etag\":")
-                                .append(JsonText.quote(ne[1])).append('}');
-                    }
-                    body.append("]}");
-                    HttpResponse<String> done = send("POST", URI.create(ws.uri() + "/artifacts/uploads/" + id + "/complete"),
-                            HttpRequest.BodyPublishers.ofString(body.toString()), HttpResponse.BodyHandlers.ofString());
-                    if (done.statusCode() / 100 != 2) {
-                        throw new IOException("complete answered " + done.statusCode() + ": " + done.body());
-                    }
-                    created.add(path);
-                    long dt = System.nanoTime() - t0;
+                    long dt = uploadOnce(path, data, part, pool, parts);
                     HttpResponse<byte[]> back = send("GET", files(path), HttpRequest.BodyPublishers.noBody(),
                             HttpResponse.BodyHandlers.ofByteArray());
                     if (back.statusCode() != 200 || !Arrays.equals(MessageDigest.getInstance("SHA-256").digest(back.body()), digest)) {
@@ -225,6 +181,56 @@ final class ArtifactScenarios {
             r.throughput(bytes / (double) size / (totalNanos / 1e9));
         }
         return r;
+    }
+
+    /** One multipart upload of {@code data} at {@code path}: initiate, parts in parallel on their URLs, complete; answers its nanoseconds. */
+    private long uploadOnce(String path, byte[] data, int part, ExecutorService pool, ConcurrentHistogram parts) throws Exception {
+        int size = data.length;
+        long t0 = System.nanoTime();
+        HttpResponse<String> init = send("POST", URI.create(ws.uri() + "/artifacts/uploads"),
+                HttpRequest.BodyPublishers.ofString("{\"path\":" + JsonText.quote(path) + ",\"size\":" + size
+                        + ",\"part_size\":" + part + ",\"content_type\":\"application/octet-stream\"}"),
+                HttpResponse.BodyHandlers.ofString());
+        if (init.statusCode() / 100 != 2) {
+            throw new IOException("initiate answered " + init.statusCode() + ": " + init.body());
+        }
+        JsonObject up = JsonText.parseObject(init.body());
+        String id = up.containsKey("id") ? up.getString("id") : up.getString("upload_id");
+        List<Future<String[]>> puts = new ArrayList<>();
+        for (JsonValue pv : up.getJsonArray("parts")) {
+            JsonObject p = pv.asJsonObject();
+            int number = p.getInt("number");
+            long offset = p.containsKey("offset") ? p.getJsonNumber("offset").longValue() : (long) (number - 1) * part;
+            long length = p.containsKey("length") ? p.getJsonNumber("length").longValue()
+                    : Math.min(part, size - offset);
+            URI url = ws.uri().resolve(p.getString("url"));
+            puts.add(pool.submit(() -> {
+                long p0 = System.nanoTime();
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofMinutes(2))
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(data, (int) offset, (int) length)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() / 100 != 2) {
+                    throw new IOException("part " + number + " answered " + r.statusCode() + ": " + r.body());
+                }
+                parts.recordValue(System.nanoTime() - p0);
+                String etag = r.headers().firstValue("ETag").orElse("").replace("\"", "");
+                return new String[] {Integer.toString(number), etag};
+            }));
+        }
+        StringBuilder body = new StringBuilder("{\"parts\":[");
+        for (int k = 0; k < puts.size(); k++) {
+            String[] ne = puts.get(k).get();
+            body.append(k == 0 ? "" : ",").append("{\"number\":").append(ne[0]).append(",\"etag\":")
+                    .append(JsonText.quote(ne[1])).append('}');
+        }
+        body.append("]}");
+        HttpResponse<String> done = send("POST", URI.create(ws.uri() + "/artifacts/uploads/" + id + "/complete"),
+                HttpRequest.BodyPublishers.ofString(body.toString()), HttpResponse.BodyHandlers.ofString());
+        if (done.statusCode() / 100 != 2) {
+            throw new IOException("complete answered " + done.statusCode() + ": " + done.body());
+        }
+        created.add(path);
+        return System.nanoTime() - t0;
     }
 
     /** Deletes what the scenarios wrote (the workspace deletion would too); returns how many went. */
