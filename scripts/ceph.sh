@@ -9,7 +9,7 @@
 #                                        files: SIGTERM, then SIGKILL after a bound; --purge also removes DIR
 #   scripts/ceph.sh status [--dir DIR]   exit 0 and print DIR/ceph.json when every daemon runs and S3 answers
 #
-# DIR defaults to $HYPHA_CEPH_DIR, else /tmp/hypha-ceph. A start on a DIR whose cluster already runs prints its
+# DIR defaults to $CEPH_TEST_DIR, else /tmp/hypha-ceph. A start on a DIR whose cluster already runs prints its
 # ceph.json and starts nothing. Exit codes: 0 done, 1 failed, 2 usage, 3 the Ceph packages are missing and
 # cannot be installed (not root, or apt-get failed) -- callers may skip on 3, with the printed reason.
 # Facts behind the settings: ../shared/CEPH.md of the project (Ceph 16.2 Pacific from Debian bookworm).
@@ -27,7 +27,7 @@ die() { say "$*"; exit 1; }
 
 cmd=${1:-}
 [ $# -gt 0 ] && shift
-DIR=${HYPHA_CEPH_DIR:-/tmp/hypha-ceph}
+DIR=${CEPH_TEST_DIR:-/tmp/hypha-ceph}
 PURGE=0
 while [ $# -gt 0 ]; do
   case "$1" in

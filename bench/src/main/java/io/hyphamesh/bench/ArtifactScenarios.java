@@ -303,7 +303,7 @@ final class ArtifactScenarios {
 
     /**
      * The artifact scenarios on the {@code s3} provider against a one-node Ceph RADOS Gateway: the
-     * cluster {@code ./hypha test} started (HYPHA_CEPH_DIR), else one started here with
+     * cluster {@code ./hypha test} started (CEPH_TEST_DIR), else one started here with
      * {@code scripts/ceph.sh} under the run's temp directory and stopped after it. Skipped, saying
      * why, with {@code --no-ceph}, with {@code --server}, or (without {@code --ceph}) when Ceph is
      * not installed.
@@ -311,12 +311,12 @@ final class ArtifactScenarios {
     static void ceph(Options o, Run run, Path tmp, boolean onFs, String fsWhy, Map<String, Object> config,
                      Map<String, Object> cost, List<Object> teardown) {
         String why = null;
-        String dirEnv = System.getenv("HYPHA_CEPH_DIR");
+        String dirEnv = System.getenv("CEPH_TEST_DIR");
         boolean shared = dirEnv != null && !dirEnv.isBlank();
         if (!onFs) {
             why = fsWhy;
-        } else if (o.ceph().equals("off") || "off".equals(System.getenv("HYPHA_CEPH"))) {
-            why = "--no-ceph given (or HYPHA_CEPH=off)";
+        } else if (o.ceph().equals("off") || "off".equals(System.getenv("CEPH_TESTS"))) {
+            why = "--no-ceph given (or CEPH_TESTS=off)";
         } else if (o.server().isPresent()) {
             why = "--server given: the harness cannot point that server at Ceph";
         } else if (!shared && o.ceph().equals("auto") && !Files.isExecutable(Path.of("/usr/bin/radosgw"))) {

@@ -20,8 +20,8 @@ import jakarta.json.JsonObject;
  * A real Ceph RADOS Gateway for the tests, one per JVM: the S3 endpoint of the one-node cluster
  * that the project's {@code scripts/ceph.sh} bootstraps. Three ways to get one, in this order:
  * <ol>
- *   <li>{@code HYPHA_CEPH=off}: none; the Ceph tests are skipped, saying so.</li>
- *   <li>{@code HYPHA_CEPH_DIR} names a directory where {@code ./hypha test} is starting (or has
+ *   <li>{@code CEPH_TESTS=off}: none; the Ceph tests are skipped, saying so.</li>
+ *   <li>{@code CEPH_TEST_DIR} names a directory where {@code ./hypha test} is starting (or has
  *       started) the cluster in the background: wait for that start to end and use it (it stops
  *       it). A directory without that start's files is a developer's: start (or reuse) the
  *       cluster there and leave it running.</li>
@@ -105,13 +105,13 @@ public final class CephGateway {
     }
 
     private static CephGateway find() {
-        String mode = System.getenv().getOrDefault("HYPHA_CEPH", "");
+        String mode = System.getenv().getOrDefault("CEPH_TESTS", "");
         if (mode.equalsIgnoreCase("off") || mode.equals("0")) {
-            unavailable = "HYPHA_CEPH=" + mode + " turns the Ceph tests off";
+            unavailable = "CEPH_TESTS=" + mode + " turns the Ceph tests off";
             return null;
         }
         long t0 = System.nanoTime();
-        String dir = System.getenv("HYPHA_CEPH_DIR");
+        String dir = System.getenv("CEPH_TEST_DIR");
         CephGateway g = dir != null && !dir.isBlank() ? awaitBackgroundStart(Path.of(dir)) : startOwn();
         if (g != null) {
             System.out.printf("[ceph] gateway %s ready (the cluster's own start took %d s; this JVM waited %d ms)%n",
