@@ -104,6 +104,7 @@ public final class Main {
             }
             if (o.anySelected("artifact")) {
                 s3(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
+                ArtifactScenarios.ceph(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
             }
             if (o.peers().contains("nats")) {
                 NatsPeer.run(run, tmp);

@@ -30,10 +30,12 @@ import java.util.Set;
  * @param keepTemp      keep the temp directory (data dirs, logs) after the run
  * @param s3            run the artifact scenarios on an S3Proxy endpoint too
  * @param strict        exit 1 when any of our scenarios counted an error (not only when one failed outright)
+ * @param ceph          the artifact scenarios on a Ceph RGW: "on" (--ceph: start one, installing Ceph if needed),
+ *                      "off" (--no-ceph), "auto" (when ./hypha test's cluster or the Ceph packages are there)
  */
 record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
                double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
-               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict) {
+               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict, String ceph) {
 
     static final List<String> PEERS = List.of("nats", "redis");
 
@@ -52,6 +54,10 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --server URL            use a running server instead of starting one (needs --root-token)
                   --root-token T          root token of --server
                   --no-s3                 skip the S3Proxy half of the artifact scenarios
+                  --ceph                  run the artifact scenarios on a one-node Ceph RGW too, starting one with
+                                          scripts/ceph.sh (installing Ceph's Debian packages when missing); without
+                                          it they run on Ceph when ./hypha test's cluster or the packages are there
+                  --no-ceph               skip the Ceph half of the artifact scenarios
                   --results DIR           where results go (default bench/results; quick runs bench/results/scratch)
                   --keep                  keep the temp directory (server data, logs)
                   --strict                exit 1 when any of our scenarios counted an error (default: only when
@@ -70,7 +76,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             String key = a.substring(2);
             if (key.contains("=")) {
                 kv.put(key.substring(0, key.indexOf('=')), key.substring(key.indexOf('=') + 1));
-            } else if (Set.of("quick", "keep", "no-s3", "strict", "help").contains(key)) {
+            } else if (Set.of("quick", "keep", "no-s3", "ceph", "no-ceph", "strict", "help").contains(key)) {
                 flags.add(key);
             } else if (i + 1 < args.length) {
                 kv.put(key, args[++i]);
@@ -115,7 +121,8 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 Path.of(kv.getOrDefault("results", quick ? "bench/results/scratch" : "bench/results")),
                 flags.contains("keep"),
                 !flags.contains("no-s3"),
-                flags.contains("strict"));
+                flags.contains("strict"),
+                flags.contains("no-ceph") ? "off" : flags.contains("ceph") ? "on" : "auto");
     }
 
     /** True when scenario {@code name} is selected by {@code --only}. */

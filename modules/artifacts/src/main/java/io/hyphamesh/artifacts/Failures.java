@@ -50,7 +50,8 @@ final class Failures {
         if (e instanceof IOException || e.getCause() instanceof IOException) {
             return new HyphaException(ErrorCode.UNAVAILABLE, what + ": blob store I/O failed", e);
         }
-        return new HyphaException(ErrorCode.INTERNAL, what + ": " + e, e);
+        // the cause stays attached for the log; the message (which clients see) names no class
+        return new HyphaException(ErrorCode.INTERNAL, what + ": an internal error (see the server log)", e);
     }
 
     private static HyphaException byStatus(int status, String message, String what, Throwable e) {
