@@ -375,12 +375,6 @@ final class Connection implements Session {
         if (!open.get()) {
             return;
         }
-        // Helidon 4.2 tells the listener nothing when the peer drops the TCP connection without a
-        // close frame; its socket reports it, so look
-        if (ws.socketContext() instanceof ConnectionContext cc && !cc.serverSocket().isConnected()) {
-            closed();
-            return;
-        }
         for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
             if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
                 e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
