@@ -108,6 +108,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         admit(p, ws);
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
+        if (upgrade && WsUpgrade.wellFormed(req.headers())) {
+            // well-formed, authenticated and admitted: what refused it was the placement (the
+            // workspace between two servers), which does not recur here when it just ended
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
+        }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
