@@ -30,10 +30,13 @@ import java.util.Set;
  * @param keepTemp      keep the temp directory (data dirs, logs) after the run
  * @param s3            run the artifact scenarios on an S3Proxy endpoint too
  * @param strict        exit 1 when any of our scenarios counted an error (not only when one failed outright)
+ * @param cluster       servers of the cluster.* scenarios (0: none)
+ * @param clusterKills  kills of cluster.failover
  */
 record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
                double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
-               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict) {
+               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict, int cluster,
+               int clusterKills) {
 
     static final List<String> PEERS = List.of("nats", "redis");
 
@@ -56,6 +59,9 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --keep                  keep the temp directory (server data, logs)
                   --strict                exit 1 when any of our scenarios counted an error (default: only when
                                           a scenario failed outright or the run stopped early)
+                  --cluster N             also the cluster.* scenarios: PostgreSQL beside Derby, N servers on
+                                          PostgreSQL + ZooKeeper (started by the harness), failover (N >= 2)
+                  --cluster-kills K       kills of cluster.failover (default 10, quick 2)
                 """;
     }
 
@@ -82,7 +88,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             throw new HelpRequested();
         }
         Set<String> known = Set.of("only", "label", "entries", "duration", "ops", "rate", "ws-target", "peers", "server",
-                "root-token", "results", "server-jar");
+                "root-token", "results", "server-jar", "cluster", "cluster-kills");
         for (String k : kv.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k + "\n" + usage());
@@ -101,6 +107,17 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
         if (server.isPresent() && root.isEmpty()) {
             throw new IllegalArgumentException("--server needs --root-token");
         }
+        int cluster = Integer.parseInt(kv.getOrDefault("cluster", "0"));
+        if (kv.containsKey("cluster") && (cluster < 2 || cluster > 9)) {
+            throw new IllegalArgumentException("--cluster needs 2 to 9 servers, got " + cluster);
+        }
+        int kills = Integer.parseInt(kv.getOrDefault("cluster-kills", quick ? "2" : "10"));
+        if (kills < 1) {
+            throw new IllegalArgumentException("--cluster-kills needs at least 1, got " + kills);
+        }
+        if (cluster > 0 && server.isPresent()) {
+            throw new IllegalArgumentException("--cluster starts its own servers: it cannot be used with --server");
+        }
         return new Options(quick,
                 kv.getOrDefault("label", quick ? "quick" : "full"),
                 filters,
@@ -115,7 +132,9 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 Path.of(kv.getOrDefault("results", quick ? "bench/results/scratch" : "bench/results")),
                 flags.contains("keep"),
                 !flags.contains("no-s3"),
-                flags.contains("strict"));
+                flags.contains("strict"),
+                cluster,
+                kills);
     }
 
     /** True when scenario {@code name} is selected by {@code --only}. */
