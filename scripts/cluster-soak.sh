@@ -4,7 +4,7 @@
 # each followed by its restart and rebalance. Prints a line per kill (failover: kill -> first
 # acknowledged write of each affected workspace) and the totals; the run fails on any lost or
 # duplicated acknowledged write, any non-retriable client error, or a failover over 5 s.
-#   scripts/cluster-soak.sh [N]       N kills (default 10); through the launcher: ./hypha soak [N]
+#   scripts/cluster-soak.sh [N]       N kills (default 10); through the launcher: ./hypha cluster soak [N]
 # Needs JAVA_HOME (a 21+ JDK) and Maven; MAVEN_OPTS may name a local repository. The full test
 # output: modules/runtime/target/surefire-reports/*ClusterKillTest-output.txt; Maven's log:
 # target/cluster-soak-maven.log.
@@ -24,7 +24,7 @@ mvn_pid=$!
 # follow the test's own output while it runs
 while kill -0 "$mvn_pid" 2>/dev/null && [ ! -f "$out" ]; do sleep 1; done
 if [ -f "$out" ]; then
-  tail -n +1 -F --pid="$mvn_pid" "$out" 2>/dev/null | grep --line-buffered -E '^(kill [0-9]|soak:|failover )' || true
+  tail -n +1 -F --pid="$mvn_pid" "$out" 2>/dev/null | grep --line-buffered -E '^(kill [0-9]|cluster soak:|failover )' || true
 fi
 set +e
 wait "$mvn_pid"

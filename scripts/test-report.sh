@@ -8,7 +8,9 @@ case "${1:-}" in
   progress)
     # Maven prints ANSI resets even with -Dstyle.color=never (jansi); strip them, then keep what a
     # reader follows: which module builds, each test class with its count and time, and errors.
-    sed -u 's/\x1b\[[0-9;]*m//g' | awk '
+    # mawk (Debian's awk) reads a pipe in blocks unless told it is interactive: lines would arrive late
+    awk=(awk); if awk -W version 2>&1 | grep -q mawk; then awk=(awk -W interactive); fi
+    sed -u 's/\x1b\[[0-9;]*m//g' | "${awk[@]}" '
       /^\[INFO\] Building .*\[[0-9]+\/[0-9]+\]/ {
         sub(/^\[INFO\] Building /, ""); printf "  %s\n", $0; fflush(); next }
       /Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+, Time elapsed: .* in / {

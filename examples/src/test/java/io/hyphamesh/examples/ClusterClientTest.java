@@ -23,6 +23,8 @@ import io.hyphamesh.client.UploadOptions;
 import jakarta.json.Json;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The client side of cluster mode against real servers: a list of server URLs tried in order and
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * non-owner is a socket-level stand-in ({@link StandInServer}) until the servers send "moved"
  * themselves.
  */
+@Execution(ExecutionMode.CONCURRENT) // own servers on random ports, fresh workspaces
 class ClusterClientTest {
     private static final Duration T = Duration.ofSeconds(20);
     private static final ClientOptions FAST = ClientOptions.builder()

@@ -9,12 +9,15 @@ import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The docs cannot drift from the code: every Java block of README.md and docs/CLIENT.md is a
  * snippet region of an example that {@link ExamplesTest} runs, character for character, and every
  * region is shown somewhere.
  */
+@Execution(ExecutionMode.CONCURRENT) // own servers on random ports, fresh workspaces
 class DocSnippetsTest {
     private static final List<String> DOCS = List.of("README.md", "docs/CLIENT.md");
 

@@ -7,12 +7,15 @@ import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Every example of README.md and docs/CLIENT.md, run as a modular application on the module path
  * against a real server, with the exact lines it must print (the README's printed output is read
  * from the README itself). Each example gets a fresh workspace.
  */
+@Execution(ExecutionMode.CONCURRENT) // own servers on random ports, fresh workspaces
 class ExamplesTest {
     private static ServerProcess server;
 

@@ -89,6 +89,21 @@ final class ServerProcess implements AutoCloseable {
         boot();
     }
 
+    /** SIGKILL: no shutdown hook, no close frame; the kernel ends the TCP connections. */
+    void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Starts it again on the same port and data directory after {@link #kill()} or {@link #stop()}. */
+    void startAgain() {
+        boot();
+    }
+
     void stop() {
         process.destroy();
         try {

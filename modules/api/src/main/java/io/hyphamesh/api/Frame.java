@@ -12,6 +12,7 @@ import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
 import jakarta.json.JsonValue;
+import java.util.Arrays;
 
 /**
  * One JSON object of the wire format, read without building a tree: the text is validated once
@@ -355,8 +356,8 @@ public final class Frame {
         void add(String key, int start, int end) {
             int n = keys.size();
             if (n == starts.length) {
-                starts = java.util.Arrays.copyOf(starts, n * 2);
-                ends = java.util.Arrays.copyOf(ends, n * 2);
+                starts = Arrays.copyOf(starts, n * 2);
+                ends = Arrays.copyOf(ends, n * 2);
             }
             keys.add(key);
             starts[n] = start;
@@ -367,8 +368,8 @@ public final class Frame {
             int n = keys.size();
             boolean overlong = s.longestNumber > MAX_NUMBER_CHARS;
             s.longestNumber = 0;
-            return new Frame(text, keys.toArray(new String[0]), java.util.Arrays.copyOf(starts, n),
-                    java.util.Arrays.copyOf(ends, n), overlong);
+            return new Frame(text, keys.toArray(new String[0]), Arrays.copyOf(starts, n),
+                    Arrays.copyOf(ends, n), overlong);
         }
     }
 }

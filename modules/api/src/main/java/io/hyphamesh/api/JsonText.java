@@ -13,6 +13,7 @@ import jakarta.json.JsonReader;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 import jakarta.json.stream.JsonParsingException;
+import java.util.Map;
 
 /**
  * JSON text helpers of the wire format: strict parsing that answers {@code bad_request}, fast
@@ -26,7 +27,7 @@ public final class JsonText {
      * (a ServiceLoader scan of the class path) on every call, which dominated the cost of a frame.
      */
     private static final JsonProvider JSON = JsonProvider.provider();
-    private static final JsonReaderFactory READERS = JSON.createReaderFactory(java.util.Map.of());
+    private static final JsonReaderFactory READERS = JSON.createReaderFactory(Map.of());
 
     private JsonText() {
     }

@@ -29,6 +29,9 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One server's membership in a cluster, on ZooKeeper through Curator. ZooKeeper says who is alive
@@ -106,7 +109,7 @@ public final class ClusterNode implements AutoCloseable {
      * partitions); the reconciler sets {@link #lossesHandled} to what it saw once it dropped them.
      * Not fresh while the two differ.
      */
-    private final java.util.concurrent.atomic.AtomicInteger sessionLosses = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger sessionLosses = new AtomicInteger();
     private volatile int lossesHandled;
     private volatile Map<String, URI> members = Map.of();
     private volatile Map<Integer, Location> locations = Map.of();
@@ -120,7 +123,7 @@ public final class ClusterNode implements AutoCloseable {
     private final Map<Integer, String> lastServer = new HashMap<>();
     /** When each server that left was last seen gone (reconciler thread only). */
     private final Map<String, Long> goneAt = new HashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong moves = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong moves = new AtomicLong();
 
     private ClusterNode(ClusterConfig config, Partitions partitions, Listener listener) {
         this.config = config;
@@ -504,7 +507,7 @@ public final class ClusterNode implements AutoCloseable {
         // a lost server's partitions are acquired together: each acquire is a database round trip
         // with a commit, and the failover time is the slowest of them
         Map<Integer, Long> epochs = new ConcurrentHashMap<>();
-        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int p : due) {
                 pool.execute(() -> {
                     try {

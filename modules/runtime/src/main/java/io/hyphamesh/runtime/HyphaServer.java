@@ -1,11 +1,18 @@
 package io.hyphamesh.runtime;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.StandardSocketOptions;
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -16,10 +23,11 @@ import io.helidon.webserver.http1.Http1ConnectionSelector;
 import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
+import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.cluster.ClusterWiring;
 import io.hyphamesh.runtime.cluster.SharedSecrets;
-import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.runtime.control.Backup;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.runtime.http.ArtifactRoutes;
@@ -37,7 +45,7 @@ import io.hyphamesh.storage.StorageConfig;
 /**
  * The whole server, wired: storage, object host, control plane, transport and HTTP routes on one
  * Helidon WebServer. {@link #start} returns once it listens; {@link #close} is the graceful
- * shutdown. Thread-safe.
+ * shutdown. One server per data directory ({@link DataDirLock}). Thread-safe.
  */
 public final class HyphaServer implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(HyphaServer.class.getName());
@@ -52,12 +60,14 @@ public final class HyphaServer implements AutoCloseable {
     private final ArtifactStore artifacts;
     private final ArtifactJanitor janitor;
     private final Optional<ClusterWiring> cluster;
+    private final DataDirLock lock;
     private volatile boolean running;
 
     private HyphaServer(HyphaConfig config, Storage storage, Metrics metrics, ObjectHost host, ControlPlane control,
                         Transport transport, WebServer web, ArtifactStore artifacts, ArtifactJanitor janitor,
-                        Optional<ClusterWiring> cluster) {
+                        Optional<ClusterWiring> cluster, DataDirLock lock) {
         this.cluster = cluster;
+        this.lock = lock;
         this.config = config;
         this.storage = storage;
         this.metrics = metrics;
@@ -69,14 +79,115 @@ public final class HyphaServer implements AutoCloseable {
         this.janitor = janitor;
     }
 
-    /** Opens storage, wires everything and starts listening. */
+    /**
+     * Checks the port, locks the data directory, opens storage (and, beside it, the blob store),
+     * wires everything and starts listening. Fails with one line naming the cause, and creates
+     * nothing (no data directory, no root token) unless the port is free.
+     */
     public static HyphaServer start(HyphaConfig config) {
         Path dataDir = config.path("data-dir").toAbsolutePath();
+        checkPortFree(config.string("host"), config.intValue("port"));
+        Deque<AutoCloseable> undo = new ArrayDeque<>();
+        DataDirLock lock = DataDirLock.acquire(dataDir);
+        undo.push(lock);
         try {
-            Files.createDirectories(dataDir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create data directory " + dataDir, e);
+            return startLocked(config, dataDir, lock, undo);
+        } catch (RuntimeException e) {
+            undo(undo, e);
+            throw e;
         }
+    }
+
+    /** The wiring after the lock; what it opens goes on {@code undo}, closed in reverse if it fails. */
+    private static HyphaServer startLocked(HyphaConfig config, Path dataDir, DataDirLock lock, Deque<AutoCloseable> undo) {
+        CompletableFuture<ArtifactStore> early = openArtifactsEarly(config, dataDir, undo);
+        Optional<ClusterWiring> cluster = ClusterWiring.of(config);
+        Storage storage = openStorage(config, dataDir, cluster);
+        undo.push(storage);
+        int[] webPort = {config.intValue("port")};
+        Metrics metrics = metrics(storage);
+        if (cluster.isPresent()) {
+            // every member signs and checks with the cluster's keys, kept in the shared database
+            SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
+        }
+        TokenService tokens = TokenService.create(dataDir, config.optional("root-token"),
+                config.duration("tokens.clock-leeway"));
+        ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
+        ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
+                config.duration("tokens.max-ttl"));
+        Transport transport = new Transport(host, control, config, metrics);
+        undo.push(transport);
+        cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
+        ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
+        WebServer web = webServer(config, routing(config, dataDir, storage, metrics, control, host, transport,
+                artifactRoutes, cluster, webPort), transport);
+        host.start();
+        undo.push(host::close);
+        web.start();
+        undo.push(web::stop);
+        if (!web.isRunning() || web.port() < 0) {
+            // Helidon logs a failed bind and returns; a server that does not listen must not run
+            throw new IllegalStateException("cannot listen on " + config.string("host") + ":" + config.intValue("port")
+                    + " (address in use?)");
+        }
+        webPort[0] = web.port();
+        if (cluster.isPresent()) {
+            cluster.get().join(web.port(), storage, host, transport, control, metrics);
+        }
+        ArtifactStore artifacts = early != null ? joinStartup(early) : ArtifactWiring.open(config, dataDir, web.port());
+        if (early == null) {
+            undo.push(artifacts);
+        }
+        ArtifactJanitor janitor = ArtifactJanitor.start(artifacts);
+        artifactRoutes.attach(artifacts, janitor::uploadOpened);
+        HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
+                janitor, cluster, lock);
+        server.running = true;
+        LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port() + " (data: " + dataDir + ")");
+        return server;
+    }
+
+    /**
+     * Fails at once, with one line, when {@code host:port} cannot be bound (Helidon would log a
+     * stack trace and return). Port 0 always binds. The probe is released at once: a race with
+     * another process is still caught when the listener binds.
+     */
+    static void checkPortFree(String host, int port) {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new InetSocketAddress(InetAddress.getByName(host), port));
+        } catch (BindException e) {
+            throw new IllegalStateException("port " + port + " on " + host + " is already in use"
+                    + " (another server is listening there; stop it or choose another --port)");
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException("host '" + host + "' does not resolve to a local address");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The blob store signs its URLs with the public URL, whose default names the port: with port 0
+     * that is known only once bound, so the store then opens after the listener (null here; health
+     * is DOWN until then). Otherwise it is wired on a thread of its own beside storage, so jclouds'
+     * Guice and Derby's boot overlap.
+     */
+    private static CompletableFuture<ArtifactStore> openArtifactsEarly(HyphaConfig config, Path dataDir,
+                                                                       Deque<AutoCloseable> undo) {
+        if (config.intValue("port") == 0 && config.optional("public-url").isEmpty()) {
+            return null;
+        }
+        CompletableFuture<ArtifactStore> early = CompletableFuture.supplyAsync(
+                () -> ArtifactWiring.open(config, dataDir, config.intValue("port")),
+                runnable -> Thread.ofVirtual().name("hypha-blob-wiring").start(runnable));
+        undo.push(() -> early.thenAccept(ArtifactStore::close).exceptionally(t -> null).join());
+        return early;
+    }
+
+    private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
         StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
@@ -92,113 +203,81 @@ public final class HyphaServer implements AutoCloseable {
                 .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
                 .partitions(config.intValue("cluster.partitions"));
         config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
-        Optional<ClusterWiring> cluster = ClusterWiring.of(config);
         cluster.ifPresent(c -> c.configure(storageConfig));
-        Storage storage = Storage.open(storageConfig.build());
-        int[] webPort = {config.intValue("port")};
+        return Storage.open(storageConfig.build());
+    }
+
+    /** The reference report's cost signals, present from the start. */
+    private static Metrics metrics(Storage storage) {
+        Metrics metrics = new Metrics();
+        metrics.counter("rpc_calls", "RPC calls routed");
+        metrics.counter("log_appends", "Log entries appended (acknowledged)");
+        metrics.counter("log_reads", "Log read requests");
+        metrics.counter("doc_ops", "Doc operations answered");
+        metrics.counter("ws_connects", "WebSocket connections accepted");
+        metrics.counter("presence_registers", "presence registrations and updates");
+        metrics.counter("artifact_puts", "artifact uploads (binding plane and completed multipart)");
+        metrics.counter("artifact_gets", "artifact downloads (binding plane)");
+        metrics.gauge("storage_commits", "group commits since start", () -> storage.stats().commits());
+        metrics.gauge("storage_commit_submissions", "submissions committed since start",
+                () -> storage.stats().submissions());
+        metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+        return metrics;
+    }
+
+    private static HttpRouting.Builder routing(HyphaConfig config, Path dataDir, Storage storage, Metrics metrics,
+                                               ControlPlane control, ObjectHost host, Transport transport,
+                                               ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
+                                               int[] webPort) {
+        return HttpRouting.builder()
+                .addFilter(HttpSupport.framingFilter())
+                .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                // before the control routes: in cluster mode it sends object routes to their owner
+                .register(new ClusterRoutes(control, storage.partitions(), cluster,
+                        () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
+                .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
+                        artifactRoutes::deleteWorkspace)
+                        .backups(target -> Backup.run(storage, dataDir, target)))
+                .register(artifactRoutes)
+                .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
+                .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));
+    }
+
+    private static WebServer webServer(HyphaConfig config, HttpRouting.Builder routing, Transport transport) {
+        return WebServer.builder()
+                .host(config.string("host"))
+                .port(config.intValue("port"))
+                .shutdownHook(false)
+                .putListenerSocketOption(StandardSocketOptions.SO_REUSEADDR, true)
+                .maxPayloadSize(-1)
+                .directHandlers(HttpSupport.directHandlers())
+                // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
+                // peer that vanished without a close frame)
+                .protocolsDiscoverServices(false)
+                .addConnectionSelector(Http1ConnectionSelector.builder()
+                        .config(Http1Config.create())
+                        .addUpgrader(WsUpgrade.create(transport))
+                        .build())
+                .routing(routing)
+                .build();
+    }
+
+    private static <T> T joinStartup(CompletableFuture<T> f) {
         try {
-            Metrics metrics = new Metrics();
-            // the reference report's cost signals, present from the start
-            metrics.counter("rpc_calls", "RPC calls routed");
-            metrics.counter("log_appends", "Log entries appended (acknowledged)");
-            metrics.counter("log_reads", "Log read requests");
-            metrics.counter("doc_ops", "Doc operations answered");
-            metrics.counter("ws_connects", "WebSocket connections accepted");
-            metrics.counter("presence_registers", "presence registrations and updates");
-            metrics.counter("artifact_puts", "artifact uploads (binding plane and completed multipart)");
-            metrics.counter("artifact_gets", "artifact downloads (binding plane)");
-            metrics.gauge("storage_commits", "group commits since start", () -> storage.stats().commits());
-            metrics.gauge("storage_commit_submissions", "submissions committed since start",
-                    () -> storage.stats().submissions());
-            metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
-            if (cluster.isPresent()) {
-                // every member signs and checks with the cluster's keys, kept in the shared database
-                SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
-            }
-            TokenService tokens = TokenService.create(dataDir, config.optional("root-token"));
-            ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
-            ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
-                    config.duration("tokens.max-ttl"));
-            Transport transport = new Transport(host, control, config, metrics);
-            cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
-            ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
-            HttpRouting.Builder routing = HttpRouting.builder()
-                    .addFilter(HttpSupport.framingFilter())
-                    .register(new ObserveRoutes(metrics, artifactRoutes::ready))
-                    // before the control routes: in cluster mode it sends object routes to their owner
-                    .register(new ClusterRoutes(control, storage.partitions(), cluster,
-                            () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
-                    .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
-                            artifactRoutes::deleteWorkspace)
-                            .backups(target -> io.hyphamesh.runtime.control.Backup.run(storage, dataDir, target)))
-                    .register(artifactRoutes)
-                    .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
-                    .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));
-            WebServer web = WebServer.builder()
-                    .host(config.string("host"))
-                    .port(config.intValue("port"))
-                    .shutdownHook(false)
-                    .putListenerSocketOption(java.net.StandardSocketOptions.SO_REUSEADDR, true)
-                    .maxPayloadSize(-1)
-                    .directHandlers(HttpSupport.directHandlers())
-                    // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
-                    // peer that vanished without a close frame)
-                    .protocolsDiscoverServices(false)
-                    .addConnectionSelector(Http1ConnectionSelector.builder()
-                            .config(Http1Config.create())
-                            .addUpgrader(WsUpgrade.create(transport))
-                            .build())
-                    .routing(routing)
-                    .build();
-            // the store signs its URLs with the public URL, whose default names the port: with port 0 that
-            // is known only once bound, so the store then opens after the listener (health is DOWN until then)
-            boolean bindFirst = config.intValue("port") == 0 && config.optional("public-url").isEmpty();
-            ArtifactStore artifacts = bindFirst ? null : ArtifactWiring.open(config, dataDir, config.intValue("port"));
-            ArtifactJanitor janitor;
+            return f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : e;
+        }
+    }
+
+    /** Closes what a failed start opened, newest first; their failures are attached to {@code cause}. */
+    private static void undo(Deque<AutoCloseable> undo, RuntimeException cause) {
+        while (!undo.isEmpty()) {
             try {
-                host.start();
-                web.start();
-                if (!web.isRunning() || web.port() < 0) {
-                    // Helidon logs a failed bind and returns; a server that does not listen must not run
-                    throw new IllegalStateException("cannot listen on " + config.string("host") + ":"
-                            + config.intValue("port") + " (address in use?)");
-                }
-                webPort[0] = web.port();
-                if (cluster.isPresent()) {
-                    cluster.get().join(web.port(), storage, host, transport, control, metrics);
-                }
-            } catch (RuntimeException e) {
-                if (web.isRunning()) {
-                    web.stop();
-                }
-                if (artifacts != null) {
-                    artifacts.close();
-                }
-                throw e;
+                undo.pop().close();
+            } catch (Exception e) {
+                cause.addSuppressed(e);
             }
-            try {
-                if (artifacts == null) {
-                    artifacts = ArtifactWiring.open(config, dataDir, web.port());
-                }
-                janitor = ArtifactJanitor.start(artifacts);
-                artifactRoutes.attach(artifacts, janitor::uploadOpened);
-            } catch (RuntimeException e) {
-                web.stop();
-                host.close();
-                if (artifacts != null) {
-                    artifacts.close();
-                }
-                throw e;
-            }
-            HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
-                    janitor, cluster);
-            server.running = true;
-            LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port()
-                    + " (data: " + dataDir + ")");
-            return server;
-        } catch (RuntimeException e) {
-            storage.close();
-            throw e;
         }
     }
 
@@ -283,6 +362,7 @@ public final class HyphaServer implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing the artifact store", e);
         }
+        lock.close();
         LOG.info("stopped");
     }
 }

@@ -40,11 +40,12 @@ public final class Main {
             System.exit(2);
             return;
         }
+        config.warnings().forEach(w -> System.err.println("hypha-mesh: warning: " + w));
         HyphaServer server;
         try {
             server = HyphaServer.start(config);
         } catch (RuntimeException e) {
-            System.err.println("hypha-mesh: cannot start: " + e.getMessage());
+            System.err.println("hypha-mesh: cannot start: " + oneLine(e));
             System.exit(1);
             return;
         }
@@ -58,6 +59,15 @@ public final class Main {
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();
+    }
+
+    /** The cause of a failed start as one line: its message's first line, or its type when it has none. */
+    static String oneLine(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            return e.getClass().getSimpleName();
+        }
+        return m.lines().findFirst().orElse(m).strip();
     }
 
     private static void say(String message) {

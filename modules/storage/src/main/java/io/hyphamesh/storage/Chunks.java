@@ -52,6 +52,28 @@ final class Chunks {
         }
     }
 
+    /** Bytes of the entry bodies (UTF-8) of a chunk that fall in {@code [from, to]}, without decoding them. */
+    static long bodyBytes(long firstSeq, byte[] data, long from, long to) {
+        ByteBuffer b = ByteBuffer.wrap(data);
+        long seq = firstSeq;
+        long sum = 0;
+        while (b.remaining() >= HEADER && seq <= to) {
+            b.getLong();
+            int len = b.getInt();
+            if (seq >= from) {
+                sum += len;
+            }
+            b.position(b.position() + len);
+            seq++;
+        }
+        return sum;
+    }
+
+    /** Per-entry overhead in a chunk's bytes (append time and body length). */
+    static int header() {
+        return HEADER;
+    }
+
     /** Adds the entries of a chunk that fall in {@code [from, to]} to {@code out}, up to {@code limit}. */
     static void unpack(long firstSeq, byte[] data, long from, long to, int limit, List<LogEntry> out) {
         ByteBuffer b = ByteBuffer.wrap(data);

@@ -47,14 +47,36 @@ final class DerbyStorage implements Storage {
         int count = fixShardCount(dbDir, config.shards());
         configureDerby(config, dbDir);
         DerbyDialect dialect = new DerbyDialect();
+        // shards boot in parallel: each is a database of its own (create, migrate, open connections),
+        // and a server's start waits for the slowest, not the sum. Shard 0 goes first and alone: the
+        // first connection boots Derby's engine, and connections racing that boot fail ("no
+        // Authentication Service")
+        List<java.util.concurrent.CompletableFuture<Shard>> opening = new ArrayList<>();
+        opening.add(java.util.concurrent.CompletableFuture.completedFuture(
+                Shard.open(0, dbDir.resolve("shard-0"), dialect, config)));
+        for (int i = 1; i < count; i++) {
+            int index = i;
+            opening.add(java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> Shard.open(index, dbDir.resolve("shard-" + index), dialect, config),
+                    r -> Thread.ofVirtual().name("hypha-shard-open-" + index).start(r)));
+        }
         List<Shard> shards = new ArrayList<>();
-        try {
-            for (int i = 0; i < count; i++) {
-                shards.add(Shard.open(i, dbDir.resolve("shard-" + i), dialect, config));
+        RuntimeException failure = null;
+        for (java.util.concurrent.CompletableFuture<Shard> f : opening) {
+            try {
+                shards.add(f.join());
+            } catch (java.util.concurrent.CompletionException e) {
+                RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : e;
+                if (failure == null) {
+                    failure = cause;
+                } else {
+                    failure.addSuppressed(cause);
+                }
             }
-        } catch (RuntimeException e) {
+        }
+        if (failure != null) {
             shards.forEach(Shard::close);
-            throw e;
+            throw failure;
         }
         return new DerbyStorage(List.copyOf(shards));
     }
@@ -152,6 +174,11 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public long logBytes(int shard, long objectId, long fromSeq, long toSeq) {
+        return shards.get(shard).readCached(true, st -> Queries.logBytes(st, objectId, fromSeq, toSeq));
+    }
+
+    @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
         return shards.get(shard).read(true, c -> Queries.findProducerEntry(c, objectId, producer, pseq));
     }
@@ -165,7 +192,7 @@ final class DerbyStorage implements Storage {
     public List<ObjectRow> listObjects(String workspace) {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.read(false, c -> Queries.listObjects(c, workspace)));
+            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         return out;

@@ -433,6 +433,11 @@ final class PostgresStorage implements Storage, Partitions {
     }
 
     @Override
+    public long logBytes(int shard, long objectId, long fromSeq, long toSeq) {
+        return reads.run(st -> Queries.logBytes(st, objectId, fromSeq, toSeq));
+    }
+
+    @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
         return reads.run(st -> Queries.findProducerEntry(st.connection(), objectId, producer, pseq));
     }
@@ -444,7 +449,7 @@ final class PostgresStorage implements Storage, Partitions {
 
     @Override
     public List<ObjectRow> listObjects(String workspace) {
-        List<ObjectRow> out = new ArrayList<>(reads.run(st -> Queries.listObjects(st.connection(), workspace)));
+        List<ObjectRow> out = new ArrayList<>(reads.run(st -> Queries.listObjects(st, workspace)));
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         return out;
     }

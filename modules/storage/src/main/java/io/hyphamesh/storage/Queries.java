@@ -13,6 +13,8 @@ import java.util.Optional;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.api.Permission;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * The reads both stores share: plain SQL over the tables of {@link Dialect#baseTables}. Each
@@ -111,6 +113,76 @@ final class Queries {
         }
     }
 
+    /**
+     * Bytes of the bodies (UTF-8) of a Log's entries {@code from..to}: whole chunks inside the range
+     * are summed by the database from their lengths (a chunk holds a 12-byte header per entry), the
+     * one or two chunks straddling its ends are read and counted.
+     */
+    static long logBytes(Statements st, long objectId, long from, long to) throws SQLException {
+        if (from > to) {
+            return 0;
+        }
+        long sum = 0;
+        PreparedStatement whole = st.prepare("SELECT SUM(COALESCE(LENGTH(data), LENGTH(big)) - "
+                + Chunks.header() + " * (last_seq - first_seq + 1)) FROM log_chunks"
+                + " WHERE obj = ? AND first_seq >= ? AND first_seq <= ? AND last_seq <= ?");
+        whole.setLong(1, objectId);
+        whole.setLong(2, from);
+        whole.setLong(3, to);
+        whole.setLong(4, to);
+        try (ResultSet rs = whole.executeQuery()) {
+            if (rs.next()) {
+                sum += rs.getLong(1);
+            }
+        }
+        // chunks overlapping an end of the range: one holding 'from' that starts below it, one holding
+        // 'to' that ends above it (a chunk starts within MAX_ENTRIES below any sequence it holds)
+        PreparedStatement edge = st.prepare("SELECT first_seq, last_seq, data, big FROM log_chunks"
+                + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? AND (first_seq < ? OR last_seq > ?)");
+        long[][] windows = {{from - Chunks.MAX_ENTRIES, Math.min(from, to)}, {Math.max(from, to - Chunks.MAX_ENTRIES), to}};
+        Set<Long> counted = new HashSet<>();
+        for (long[] w : windows) {
+            edge.setLong(1, objectId);
+            edge.setLong(2, w[0]);
+            edge.setLong(3, w[1]);
+            edge.setLong(4, from);
+            edge.setLong(5, to);
+            try (ResultSet rs = edge.executeQuery()) {
+                while (rs.next()) {
+                    long first = rs.getLong(1);
+                    if (rs.getLong(2) < from || !counted.add(first)) {
+                        continue;
+                    }
+                    byte[] data = rs.getBytes(3);
+                    if (data == null) {
+                        data = rs.getBytes(4);
+                    }
+                    sum += Chunks.bodyBytes(first, data, from, to);
+                }
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * A Log's row completed with what was committed after the row was last written (rows are
+     * rewritten at most once a second; the entries are the truth): its last sequence, entries and
+     * bytes are exact for everything committed. Other rows come back as they are.
+     */
+    static ObjectRow completeLog(Statements st, ObjectRow r) throws SQLException {
+        if (r.objectId().kind() != ObjectKind.LOG) {
+            return r;
+        }
+        long last = lastLogSeq(st, r.id(), r.lastSeq());
+        if (last == r.lastSeq()) {
+            return r;
+        }
+        long first = r.firstSeq() == 0 ? 1 : r.firstSeq();
+        long bytes = r.bytes() + logBytes(st, r.id(), Math.max(first, r.lastSeq() + 1), last);
+        return new ObjectRow(r.id(), r.objectId(), r.version(), r.state(), first, last, last - first + 1, bytes,
+                r.createdAt(), r.lastActivity(), r.alarmAt());
+    }
+
     static Optional<Long> findProducerEntry(Connection c, long objectId, String producer, long pseq)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
@@ -136,12 +208,15 @@ final class Queries {
         return out;
     }
 
-    static List<ObjectRow> listObjects(Connection c, String workspace) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?")) {
-            ps.setString(1, workspace);
-            return objectRows(ps);
+    /** The rows (without state) of a workspace's objects, Logs completed ({@link #completeLog}). */
+    static List<ObjectRow> listObjects(Statements st, String workspace) throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?");
+        ps.setString(1, workspace);
+        List<ObjectRow> out = new ArrayList<>();
+        for (ObjectRow r : objectRows(ps)) {
+            out.add(completeLog(st, r));
         }
+        return out;
     }
 
     static List<ObjectRow> alarms(Connection c) throws SQLException {

@@ -95,13 +95,23 @@ public interface Storage extends AutoCloseable {
      */
     long lastLogSeq(int shard, long objectId, long atLeast);
 
+    /**
+     * Bytes (UTF-8) of the bodies of a Log's stored entries {@code fromSeq..toSeq}; read at READ
+     * UNCOMMITTED like {@link #readLog}, so callers bound it to what they know is committed.
+     */
+    long logBytes(int shard, long objectId, long fromSeq, long toSeq);
+
     /** The Log sequence an idempotent append of {@code (producer, pseq)} was written at, if still there. */
     Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq);
 
     /** Latest producer sequences of a Log. */
     List<ProducerState> producers(int shard, long objectId);
 
-    /** Rows (without state) of every object of a workspace, across shards. */
+    /**
+     * Rows (without state) of every object of a workspace, across shards. A Log's counters (last
+     * sequence, entries, bytes) are exact for everything committed, even when its row was last
+     * written before its latest entries.
+     */
     List<ObjectRow> listObjects(String workspace);
 
     /** Rows (without state) of every object that holds an alarm. */

@@ -15,12 +15,20 @@ import io.hyphamesh.api.Permission;
  * @param tokenId    the token id ({@code jti}); empty for root
  * @param expiresAt  expiry in epoch millis ({@link Long#MAX_VALUE} for root)
  * @param issuedAt   issue time in epoch millis, whole seconds (0 for root)
+ * @param validUntil the first epoch milli at which the token is refused: {@code expiresAt} plus
+ *                   the {@code tokens.clock-leeway} setting ({@link Long#MAX_VALUE} for root)
  */
 public record Principal(boolean root, Optional<String> workspace, Permission permission, String clientId,
-                        Optional<String> tokenId, long expiresAt, long issuedAt) {
+                        Optional<String> tokenId, long expiresAt, long issuedAt, long validUntil) {
 
     public static Principal rootPrincipal() {
-        return new Principal(true, Optional.empty(), Permission.ADMIN, "root", Optional.empty(), Long.MAX_VALUE, 0);
+        return new Principal(true, Optional.empty(), Permission.ADMIN, "root", Optional.empty(), Long.MAX_VALUE, 0,
+                Long.MAX_VALUE);
+    }
+
+    /** True once the token is refused: the one rule of expiry for HTTP, upgrades and open sockets. */
+    public boolean expired(long nowMillis) {
+        return nowMillis >= validUntil;
     }
 
     /** True when this principal may act on {@code ws} at all. */

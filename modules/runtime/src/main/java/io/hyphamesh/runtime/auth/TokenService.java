@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -46,19 +47,31 @@ public final class TokenService {
     private final JwkOctet signingKey;
     private final JwkKeys verifyKeys;
     private final JwtValidator validator;
+    private final long leewayMillis;
 
-    private TokenService(byte[] rootToken, JwkOctet signingKey, JwkKeys verifyKeys) {
+    private TokenService(byte[] rootToken, JwkOctet signingKey, JwkKeys verifyKeys, Duration leeway) {
         this.rootToken = rootToken;
         this.signingKey = signingKey;
         this.verifyKeys = verifyKeys;
-        this.validator = JwtValidator.builder().addExpirationValidator().addIssuerValidator(ISSUER, true).build();
+        // expiry is checked by verify() itself: Helidon's expiration validator allows 5 s of skew
+        this.validator = JwtValidator.builder().addIssuerValidator(ISSUER, true).build();
+        this.leewayMillis = leeway.toMillis();
+    }
+
+    /** As {@link #create(Path, Optional, Duration)} with no clock leeway. */
+    public static TokenService create(Path dataDir, Optional<String> configuredRoot) {
+        return create(dataDir, configuredRoot, Duration.ZERO);
     }
 
     /**
      * Loads or creates the keys under {@code dataDir}. The root token is {@code configuredRoot} when
-     * given, else the content of {@code <data-dir>/root-token}, generated at first start.
+     * given, else the content of {@code <data-dir>/root-token}, generated at first start. A token
+     * is refused from its {@code exp} plus {@code leeway} on (0 to 60 s; for servers whose clocks differ).
      */
-    public static TokenService create(Path dataDir, Optional<String> configuredRoot) {
+    public static TokenService create(Path dataDir, Optional<String> configuredRoot, Duration leeway) {
+        if (leeway.isNegative() || leeway.compareTo(Duration.ofSeconds(60)) > 0) {
+            throw new IllegalArgumentException("tokens.clock-leeway must be between 0s and 60s, got " + leeway);
+        }
         try {
             Files.createDirectories(dataDir);
             String root;
@@ -98,7 +111,7 @@ public final class TokenService {
                 keys.addKey(jwk);
                 newest = jwk;
             }
-            return new TokenService(root.getBytes(StandardCharsets.UTF_8), newest, keys.build());
+            return new TokenService(root.getBytes(StandardCharsets.UTF_8), newest, keys.build(), leeway);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare keys in " + dataDir, e);
         }
@@ -193,10 +206,15 @@ public final class TokenService {
         if (!"HS256".equals(jwt.algorithm().orElse(""))) {
             throw HyphaException.unauthorized("token algorithm must be HS256");
         }
+        long exp = jwt.expirationTime().orElseThrow(() -> HyphaException.unauthorized("token has no expiry"))
+                .toEpochMilli();
+        long validUntil = exp > Long.MAX_VALUE - leewayMillis ? Long.MAX_VALUE : exp + leewayMillis;
+        if (System.currentTimeMillis() >= validUntil) {
+            throw HyphaException.unauthorized("token expired");
+        }
         Errors valid = validator.validate(jwt);
         if (!valid.isValid()) {
-            boolean expired = jwt.expirationTime().map(e -> e.isBefore(Instant.now())).orElse(true);
-            throw HyphaException.unauthorized(expired ? "token expired" : "token is not valid");
+            throw HyphaException.unauthorized("token is not valid");
         }
         Map<String, JsonValue> claims = jwt.payloadClaims();
         String ws = claimString(claims, "ws");
@@ -204,11 +222,9 @@ public final class TokenService {
                 .orElseThrow(() -> HyphaException.unauthorized("token has an unknown permission"));
         String id = jwt.jwtId().orElseThrow(() -> HyphaException.unauthorized("token has no id"));
         String client = jwt.subject().orElseThrow(() -> HyphaException.unauthorized("token has no client id"));
-        long exp = jwt.expirationTime().orElseThrow(() -> HyphaException.unauthorized("token has no expiry"))
-                .toEpochMilli();
         long iat = jwt.issueTime().orElseThrow(() -> HyphaException.unauthorized("token has no issue time"))
                 .toEpochMilli();
-        return new Principal(false, Optional.of(ws), perm, client, Optional.of(id), exp, iat);
+        return new Principal(false, Optional.of(ws), perm, client, Optional.of(id), exp, iat, validUntil);
     }
 
     private static String claimString(Map<String, JsonValue> claims, String name) {

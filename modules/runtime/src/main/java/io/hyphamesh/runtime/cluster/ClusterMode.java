@@ -20,6 +20,7 @@ import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.runtime.transport.Transport;
 import io.hyphamesh.storage.Partitions;
+import java.util.TreeMap;
 
 /**
  * This server as a member of a cluster: it serves the workspaces of the partitions it holds
@@ -157,7 +158,7 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
 
     /** The member URLs by node id. */
     public Map<String, URI> memberUrls() {
-        Map<String, URI> out = new java.util.TreeMap<>();
+        Map<String, URI> out = new TreeMap<>();
         for (ClusterNode.Member m : node.members()) {
             out.put(m.nodeId(), m.url());
         }

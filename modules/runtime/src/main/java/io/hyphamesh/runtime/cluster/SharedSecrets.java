@@ -18,6 +18,8 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.Write;
+import java.nio.file.StandardCopyOption;
+import java.util.function.Supplier;
 
 /**
  * The secrets every member of a cluster must share: the root token, the JWT signing keys and the
@@ -75,7 +77,7 @@ public final class SharedSecrets {
     }
 
     /** The database's value of {@code key}, inserting {@code candidate} first when there is none. */
-    private static String agree(Storage storage, String key, java.util.function.Supplier<String> candidate) {
+    private static String agree(Storage storage, String key, Supplier<String> candidate) {
         Optional<String> stored = storage.setting(key);
         if (stored.isPresent()) {
             return stored.get();
@@ -133,6 +135,6 @@ public final class SharedSecrets {
             Files.createFile(tmp);
         }
         Files.writeString(tmp, content + "\n");
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 }

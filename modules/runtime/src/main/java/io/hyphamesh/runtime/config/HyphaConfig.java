@@ -71,6 +71,7 @@ public final class HyphaConfig {
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
+            new Setting("tokens.clock-leeway", "0s", "a token is refused from its expires_at plus this on, on every path (0s to 60s; for servers whose clocks differ)"),
             new Setting("artifacts.provider", "filesystem", "blob provider: filesystem, s3 or transient"),
             new Setting("artifacts.s3.endpoint", "", "S3 endpoint URL (Ceph RGW, MinIO, AWS, R2)"),
             new Setting("artifacts.s3.region", "us-east-1", "S3 region"),
@@ -88,10 +89,21 @@ public final class HyphaConfig {
             new Setting("artifacts.max-part-bytes", "5368709120", "largest part (5 GiB)"),
             new Setting("artifacts.list-limit", "1000", "most entries one artifact listing page returns"));
 
-    private final Map<String, String> values;
+    /** {@code HYPHA_*} variables that are not settings but are read by the launcher or by {@link #load}. */
+    private static final java.util.Set<String> OTHER_ENV = java.util.Set.of("HYPHA_CONFIG", "HYPHA_JAVA_OPTS",
+            "HYPHA_BENCH_JAVA_OPTS");
 
-    private HyphaConfig(Map<String, String> values) {
+    private final Map<String, String> values;
+    private final List<String> warnings;
+
+    private HyphaConfig(Map<String, String> values, List<String> warnings) {
         this.values = Collections.unmodifiableMap(values);
+        this.warnings = List.copyOf(warnings);
+    }
+
+    /** Things worth one line each at start (unknown {@code HYPHA_*} variables), never fatal. */
+    public List<String> warnings() {
+        return warnings;
     }
 
     public static Builder builder() {
@@ -128,6 +140,7 @@ public final class HyphaConfig {
                 b.set(s.key(), v);
             }
         }
+        b.warnings.addAll(unknownEnvironment(env));
         for (String a : rest) {
             if (!a.startsWith("--") || !a.contains("=")) {
                 throw new IllegalArgumentException("unknown argument '" + a + "' (expected --key=value; see --help)");
@@ -136,6 +149,42 @@ public final class HyphaConfig {
             b.set(a.substring(2, eq), a.substring(eq + 1));
         }
         return b.build();
+    }
+
+    /**
+     * One warning per {@code HYPHA_*} variable that names no setting (a typo such as
+     * {@code HYPHA_PROT} would otherwise pass silently), with the closest setting's variable.
+     */
+    static List<String> unknownEnvironment(Map<String, String> env) {
+        List<String> out = new ArrayList<>();
+        java.util.Set<String> known = new java.util.HashSet<>(OTHER_ENV);
+        SETTINGS.forEach(s -> known.add(s.envVar()));
+        env.keySet().stream().filter(k -> k.startsWith("HYPHA_") && !known.contains(k)).sorted().forEach(k -> {
+            String near = known.stream().min(java.util.Comparator.comparingInt(c -> distance(c, k))).orElse("");
+            out.add("unknown environment variable " + k + " is ignored"
+                    + (distance(near, k) <= 3 ? " (did you mean " + near + "?)" : " (see --help)"));
+        });
+        return out;
+    }
+
+    /** Levenshtein distance, for "did you mean". */
+    private static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     /** The {@code --help} text: every key, its environment variable and default. */
@@ -232,6 +281,7 @@ public final class HyphaConfig {
     /** Builder of {@link HyphaConfig}; starts from the defaults. Not thread-safe. */
     public static final class Builder {
         private final Map<String, String> values = new LinkedHashMap<>();
+        private final List<String> warnings = new ArrayList<>();
 
         private Builder() {
             for (Setting s : SETTINGS) {
@@ -272,7 +322,7 @@ public final class HyphaConfig {
         }
 
         public HyphaConfig build() {
-            HyphaConfig c = new HyphaConfig(new LinkedHashMap<>(values));
+            HyphaConfig c = new HyphaConfig(new LinkedHashMap<>(values), warnings);
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
                 String d = s.defaultValue();

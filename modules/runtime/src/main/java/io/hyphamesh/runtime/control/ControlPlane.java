@@ -28,6 +28,11 @@ import io.hyphamesh.storage.TokenRow;
 import io.hyphamesh.storage.WorkspaceRow;
 import io.hyphamesh.storage.Write;
 import io.hyphamesh.storage.WriteOwner;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Workspaces and tokens: creation, listing, deletion, minting, revocation, and the authentication
@@ -44,7 +49,7 @@ public final class ControlPlane {
     private final Duration defaultTtl;
     private final Duration maxTtl;
     /** Existing workspaces and their creation time (epoch millis). */
-    private final java.util.Map<String, Long> workspaces = new ConcurrentHashMap<>();
+    private final Map<String, Long> workspaces = new ConcurrentHashMap<>();
     private final Set<String> revoked = ConcurrentHashMap.newKeySet();
     private final ReentrantLock mutations = new ReentrantLock();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
@@ -143,7 +148,7 @@ public final class ControlPlane {
     }
 
     private void refreshLocked() {
-        Map<String, Long> now = new java.util.HashMap<>();
+        Map<String, Long> now = new HashMap<>();
         for (WorkspaceRow w : storage.workspaces()) {
             now.put(w.name(), w.createdAt());
         }
@@ -258,6 +263,10 @@ public final class ControlPlane {
                                     String clientId) {
         Names.checkWorkspace(workspace);
         Names.check("client_id", clientId);
+        if (clientId.equals(Principal.rootPrincipal().clientId())) {
+            // "root" in a hello, a call's "from" or a presence entry always means the root token
+            throw HyphaException.badRequest("client_id 'root' is reserved for the root token");
+        }
         caller.require(workspace, Permission.ADMIN);
         if (!caller.permission().allows(permission)) {
             throw HyphaException.forbidden("cannot mint a token above your own tier");
@@ -273,11 +282,11 @@ public final class ControlPlane {
         try {
             requireExists(workspace);
             // JWT times are whole seconds: keep the answer's expires_at equal to the token's
-            Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
-            Instant expires = now.plus(life).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+            Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+            Instant expires = now.plus(life).truncatedTo(ChronoUnit.SECONDS);
             if (!caller.root() && expires.toEpochMilli() > caller.expiresAt()) {
                 // a token cannot outlive the token that minted it
-                expires = Instant.ofEpochMilli(caller.expiresAt()).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+                expires = Instant.ofEpochMilli(caller.expiresAt()).truncatedTo(ChronoUnit.SECONDS);
             }
             TokenService.Minted m = tokens.mint(workspace, permission, clientId, now, expires);
             commit(new Write.PutToken(new TokenRow(m.id(), workspace, permission, clientId, now.toEpochMilli(),
@@ -342,15 +351,15 @@ public final class ControlPlane {
         await(storage.submit(shard, WriteOwner.NONE, w));
     }
 
-    private static void await(java.util.concurrent.CompletableFuture<Void> f) {
+    private static void await(CompletableFuture<Void> f) {
         try {
             f.get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof HyphaException he) {
                 throw he;
             }
             throw new HyphaException(ErrorCode.UNAVAILABLE, "catalog write failed: " + e.getCause(), e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw new HyphaException(ErrorCode.TIMEOUT, "catalog write timed out");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

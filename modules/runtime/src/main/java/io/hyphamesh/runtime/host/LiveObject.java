@@ -15,6 +15,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.storage.WriteOwner;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A live object: a mailbox drained by one virtual thread at a time, so the object's operations run
@@ -123,7 +124,7 @@ public abstract class LiveObject implements WriteOwner {
         if (scheduled.compareAndSet(false, true)) {
             try {
                 ctx.executor().execute(this::drain);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 // the host is shutting down: answer what is queued instead of leaving it unanswered
                 scheduled.set(false);
                 Object m;

@@ -12,6 +12,7 @@ import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
+import java.util.Locale;
 
 /**
  * JSON Pointer (RFC 6901) reads and copy-on-write sets on immutable JSON values. A set creates
@@ -107,7 +108,7 @@ final class JsonPointers {
             }
             return b.build();
         }
-        throw HyphaException.badRequest("path goes through a " + cur.getValueType().name().toLowerCase(java.util.Locale.ROOT)
+        throw HyphaException.badRequest("path goes through a " + cur.getValueType().name().toLowerCase(Locale.ROOT)
                 + " at '" + Names.printable(t) + "'");
     }
 

@@ -93,12 +93,18 @@ public final class LogObject extends LiveObject {
         createdAt = r.createdAt();
         lastActivity = r.lastActivity();
         firstSeq = r.firstSeq();
-        // the row is rewritten at most every ROW_EVERY_NANOS, the entries with every commit
+        // the row is rewritten at most every ROW_EVERY_NANOS, the entries with every commit: what was
+        // committed after the row (its end and its bytes) is read from the entries
         lastSeq = ctx.storage().lastLogSeq(shard, objId, r.lastSeq());
         if (firstSeq == 0 && lastSeq > 0) {
             firstSeq = 1;
         }
         bytes = r.bytes();
+        if (lastSeq > r.lastSeq()) {
+            bytes += ctx.storage().logBytes(shard, objId, Math.max(firstSeq, r.lastSeq() + 1), lastSeq);
+            // the row is stale: write it before hibernating, so listings and backups start exact
+            rowStale = true;
+        }
         committedSeq = lastSeq;
         rowWrittenNanos = System.nanoTime();
         retention = LogRetention.ofState(r.state());
@@ -192,7 +198,7 @@ public final class LogObject extends LiveObject {
             LogEntry e = new LogEntry(++lastSeq, now, b);
             entries.add(e);
             cache.addLast(e);
-            bytes += b.length();
+            bytes += utf8Length(b);
         }
         lastActivity = now;
         gate.stage(new Write.AppendEntries(objId, entries));
@@ -426,18 +432,46 @@ public final class LogObject extends LiveObject {
         gate.answerAfterCommit(r, () -> JsonOut.of("first", first));
     }
 
-    /** Drops entries below {@code newFirst} (in memory now, in storage with this run's commit). */
+    /**
+     * Drops entries below {@code newFirst} (in memory now, in storage with this run's commit). The
+     * byte count stays exact: what leaves the cache is counted there, what is only in storage is
+     * counted by storage (it is committed: everything below the cache is).
+     */
     private void truncateTo(long newFirst) {
         rowDirty = true;
-        long before = entries();
+        long oldFirst = firstSeq == 0 ? 1 : firstSeq;
+        long storedBelow = Math.min(newFirst, cacheStart()) - 1;
+        if (storedBelow >= oldFirst) {
+            bytes -= ctx.storage().logBytes(shard, objId, oldFirst, storedBelow);
+        }
         gate.stage(new Write.Truncate(objId, newFirst));
         firstSeq = newFirst;
         while (!cache.isEmpty() && cache.firstSeq() < newFirst) {
+            bytes -= utf8Length(cache.get(cache.firstSeq()).body());
             cache.removeFirst();
         }
-        long after = entries();
-        // sizes of entries only in storage are not known here; keep the average
-        bytes = before == 0 ? 0 : bytes * after / before;
+        if (entries() == 0) {
+            bytes = 0;
+        }
+    }
+
+    /** Bytes of {@code s} in UTF-8, without encoding it. */
+    static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0, len = s.length(); i < len; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
     }
 
     private void configure(Request r) {

@@ -12,6 +12,7 @@ import io.hyphamesh.api.JsonText;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
 import io.hyphamesh.storage.LogEntry;
+import java.util.function.LongFunction;
 
 /**
  * The subscriptions of one Log: cursors ({@code next}) paced by credit. {@link #pump} sends at
@@ -168,7 +169,7 @@ final class LogSubscriptions {
     }
 
     /** Ends every subscription; each subscriber gets {@code frameFor(sub)} when it is not null. */
-    void endAll(java.util.function.LongFunction<String> frameFor) {
+    void endAll(LongFunction<String> frameFor) {
         for (Sub s : List.copyOf(subs.values())) {
             drop(s);
             if (frameFor != null) {

@@ -30,6 +30,7 @@ import io.hyphamesh.storage.Write;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
+import java.util.HashMap;
 
 /**
  * The workspace object: RPC routing between connected clients, the service registry, and
@@ -49,7 +50,7 @@ public final class WorkspaceObject extends LiveObject {
     /** service -> providers, in registration order. */
     private final Map<String, List<Provider>> services = new LinkedHashMap<>();
     /** service -> round-robin cursor. */
-    private final Map<String, Integer> cursors = new java.util.HashMap<>();
+    private final Map<String, Integer> cursors = new HashMap<>();
     /** client id -> presence entry. */
     private final Map<String, Presence> presence = new LinkedHashMap<>();
     /** presence subscriptions. */

@@ -374,7 +374,7 @@ final class Connection implements Session {
                 e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
             }
         }
-        if (principal.expiresAt() < System.currentTimeMillis()) {
+        if (principal.expired(System.currentTimeMillis())) {
             close(CLOSE_TOKEN_REVOKED, "token expired", false);
             return;
         }

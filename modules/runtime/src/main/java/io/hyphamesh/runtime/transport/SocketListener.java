@@ -60,6 +60,11 @@ final class SocketListener implements WsListener {
 
     @Override
     public void onMessage(WsSession session, String text, boolean last) {
+        if (connection != null && connection.isOpen() && connection.principal().expired(System.currentTimeMillis())) {
+            // the sweep closes an expired socket within 100 ms; nothing it sends meanwhile runs
+            connection.close(Connection.CLOSE_TOKEN_REVOKED, "token expired", false);
+            return;
+        }
         if (connection != null && connection.isOpen()) {
             try {
                 connection.onText(text, last);

@@ -33,6 +33,7 @@ import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The multiplexed WebSocket transport: the upgrade endpoint {@code /v1/workspaces/{ws}/connect},
@@ -261,7 +262,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     void closeSocketLater(Connection c, long millis) {
         try {
             sweeper.schedule(c::terminate, millis, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             c.terminate();
         }
     }

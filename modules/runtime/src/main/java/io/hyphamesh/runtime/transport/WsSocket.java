@@ -72,6 +72,7 @@ final class WsSocket implements ServerConnection, WsSession {
     private byte[] message = new byte[1024];
     private int messageLength;
     private long skippedBytes;
+    private final Utf8 utf8 = new Utf8();
 
     /** A frame the peer must not send: the socket is failed with {@code code}. */
     private static final class Violation extends RuntimeException {
@@ -158,7 +159,7 @@ final class WsSocket implements ServerConnection, WsSession {
                     throw new Violation(CLOSE_PROTOCOL_ERROR, "control frame longer than 125 bytes");
                 }
                 byte[] payload = new byte[(int) length];
-                readMasked(payload, 0, payload.length, mask);
+                readMasked(payload, 0, payload.length, mask, 0);
                 return control(op, payload);
             }
             case OP_TEXT, OP_BINARY -> {
@@ -180,29 +181,99 @@ final class WsSocket implements ServerConnection, WsSession {
         }
     }
 
-    /** One data frame of the current message: kept while within the limit, skipped beyond it. */
+    /**
+     * One data frame of the current message: kept while within the limit, skipped beyond it. Text
+     * is validated as UTF-8 as it arrives, kept or skipped, so invalid text fails the socket with
+     * 1007 at the first bad byte whatever the message's size (RFC 6455 8.1).
+     */
     private void data(boolean fin, long length, byte[] mask) {
-        boolean keep = messageOp == OP_TEXT && skippedBytes == 0 && messageLength + length <= maxMessageBytes;
+        boolean text = messageOp == OP_TEXT;
+        boolean keep = text && skippedBytes == 0 && messageLength + length <= maxMessageBytes;
         if (keep) {
             int need = messageLength + (int) length;
             if (need > message.length) {
                 message = java.util.Arrays.copyOf(message, Math.max(need, Math.min(maxMessageBytes,
                         message.length * 2)));
             }
-            readMasked(message, messageLength, (int) length, mask);
+            readMasked(message, messageLength, (int) length, mask, 0);
+            utf8.feed(message, messageLength, (int) length);
             messageLength = need;
         } else {
             // binary messages are refused whole and oversize ones are counted, never buffered
             skippedBytes += messageLength + length;
             messageLength = 0;
-            for (long left = length; left > 0; ) {
-                int n = (int) Math.min(left, SKIP_CHUNK);
-                reader.skip(n);
-                left -= n;
+            if (text) {
+                byte[] scratch = new byte[(int) Math.min(length, 8192)];
+                for (long done = 0; done < length; ) {
+                    int n = (int) Math.min(length - done, scratch.length);
+                    readMasked(scratch, 0, n, mask, (int) (done & 3));
+                    utf8.feed(scratch, 0, n);
+                    done += n;
+                }
+            } else {
+                for (long left = length; left > 0; ) {
+                    int n = (int) Math.min(left, SKIP_CHUNK);
+                    reader.skip(n);
+                    left -= n;
+                }
             }
         }
         if (fin) {
+            if (text && !utf8.complete()) {
+                throw new Violation(CLOSE_INVALID_DATA, "text message is not valid UTF-8");
+            }
             deliver();
+        }
+    }
+
+    /**
+     * Incremental UTF-8 validation (RFC 3629: no overlong forms, no surrogates, nothing above
+     * U+10FFFF), fed the bytes of one text message as they arrive. Reader thread only.
+     */
+    private static final class Utf8 {
+        private int need;
+        private int lower = 0x80;
+        private int upper = 0xBF;
+
+        void feed(byte[] bytes, int offset, int length) {
+            for (int i = offset, end = offset + length; i < end; i++) {
+                int b = bytes[i] & 0xFF;
+                if (need == 0) {
+                    if (b < 0x80) {
+                        continue;
+                    }
+                    if (b >= 0xC2 && b <= 0xDF) {
+                        need = 1;
+                    } else if (b >= 0xE0 && b <= 0xEF) {
+                        need = 2;
+                        lower = b == 0xE0 ? 0xA0 : 0x80;
+                        upper = b == 0xED ? 0x9F : 0xBF;
+                    } else if (b >= 0xF0 && b <= 0xF4) {
+                        need = 3;
+                        lower = b == 0xF0 ? 0x90 : 0x80;
+                        upper = b == 0xF4 ? 0x8F : 0xBF;
+                    } else {
+                        throw new Violation(CLOSE_INVALID_DATA, "text message is not valid UTF-8");
+                    }
+                } else {
+                    if (b < lower || b > upper) {
+                        throw new Violation(CLOSE_INVALID_DATA, "text message is not valid UTF-8");
+                    }
+                    lower = 0x80;
+                    upper = 0xBF;
+                    need--;
+                }
+            }
+        }
+
+        boolean complete() {
+            return need == 0;
+        }
+
+        void reset() {
+            need = 0;
+            lower = 0x80;
+            upper = 0xBF;
         }
     }
 
@@ -211,13 +282,14 @@ final class WsSocket implements ServerConnection, WsSession {
         long skipped = skippedBytes;
         messageOp = NO_MESSAGE;
         skippedBytes = 0;
+        utf8.reset();
         if (op == OP_BINARY) {
             messageLength = 0;
             listener.onMessage(this, BufferData.empty(), true);
         } else if (skipped > 0) {
             listener.onTooLarge(skipped);
         } else {
-            String text = strictUtf8(message, messageLength, "text message");
+            String text = new String(message, 0, messageLength, StandardCharsets.UTF_8); // validated as it came
             messageLength = 0;
             if (message.length > KEEP_BUFFER_BYTES) {
                 message = new byte[1024];
@@ -278,7 +350,8 @@ final class WsSocket implements ServerConnection, WsSession {
         return v;
     }
 
-    private void readMasked(byte[] into, int offset, int length, byte[] mask) {
+    /** Reads {@code length} payload bytes, unmasking from position {@code maskAt} of the mask. */
+    private void readMasked(byte[] into, int offset, int length, byte[] mask, int maskAt) {
         int done = 0;
         while (done < length) {
             reader.ensureAvailable();
@@ -288,7 +361,7 @@ final class WsSocket implements ServerConnection, WsSession {
             done += n;
         }
         for (int i = 0; i < length; i++) {
-            into[offset + i] ^= mask[i & 3];
+            into[offset + i] ^= mask[(maskAt + i) & 3];
         }
     }
 

@@ -91,7 +91,7 @@ class ClusterKillTest {
             failovers.sort(Long::compare);
             System.out.println("failover (kill -> first ack) ms over " + failovers.size() + " workspaces: median "
                     + failovers.get(failovers.size() / 2) + ", worst " + failovers.get(failovers.size() - 1));
-            System.out.println("soak: " + kills + " kills, " + failovers.size() + " failovers, median "
+            System.out.println("cluster soak: " + kills + " kills, " + failovers.size() + " failovers, median "
                     + failovers.get(failovers.size() / 2) + " ms, p95 "
                     + failovers.get(Math.min(failovers.size() - 1, (int) Math.ceil(failovers.size() * 0.95) - 1))
                     + " ms, worst " + failovers.get(failovers.size() - 1) + " ms; " + acknowledged

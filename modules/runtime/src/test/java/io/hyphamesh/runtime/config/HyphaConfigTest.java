@@ -46,4 +46,16 @@ class HyphaConfigTest {
             assertTrue(help.contains(s.key()) && help.contains(s.envVar()), "--help lacks " + s.key());
         }
     }
+
+    @Test
+    void anUnknownHyphaEnvironmentVariableWarnsInOneLineNamingTheClosestSetting() {
+        HyphaConfig c = HyphaConfig.load(new String[0], Map.of("HYPHA_PROT", "9000", "HYPHA_PORT", "9001",
+                "HYPHA_CONFIG_X", "1", "HYPHA_JAVA_OPTS", "-Xmx1g", "HOME", "/root"));
+        assertEquals(9001, c.intValue("port"));
+        assertEquals(2, c.warnings().size(), c.warnings().toString());
+        assertTrue(c.warnings().get(1).contains("HYPHA_PROT") && c.warnings().get(1).contains("HYPHA_PORT"),
+                c.warnings().toString());
+        assertTrue(c.warnings().stream().noneMatch(w -> w.contains("\n")));
+        assertEquals(java.util.List.of(), HyphaConfig.load(new String[0], Map.of("HYPHA_PORT", "1")).warnings());
+    }
 }

@@ -115,6 +115,14 @@ class HttpHardeningTest {
     }
 
     @Test
+    void theRootClientIdCannotBeMinted() {
+        RawHttp.Answer a = post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read\",\"client_id\":\"root\"}".getBytes(StandardCharsets.UTF_8));
+        assertTyped(a, 400, "bad_request", "minting client_id root");
+        assertTrue(a.body().contains("reserved"), a.body());
+    }
+
+    @Test
     void bodyThatIsNotUtf8IsRefused() {
         byte[] body = {'{', '"', 'n', 'a', 'm', 'e', '"', ':', '"', 'a', (byte) 0xC0, (byte) 0xAF, '"', '}'};
         assertTyped(post("/v1/workspaces", TestServer.ROOT, body), 400, "bad_request", "invalid UTF-8 body");
@@ -142,5 +150,18 @@ class HttpHardeningTest {
             assertEquals(List.of(), log.warnings(), "refused requests were logged");
         }
         assertHealthy();
+    }
+
+    @Test
+    @org.junit.jupiter.api.Disabled("artifact routes (another engineer's part of issue 13 item 2): a PUT with malformed chunks"
+            + " or a body cut short answers 500 naming NumberFormatException / InsufficientDataAvailableException")
+    void artifactPutWithBrokenFramingIsATypedFourHundred() {
+        String path = "/v1/workspaces/" + ws + "/artifacts/files/broken.txt";
+        RawHttp.Answer chunks = RawHttp.exchange(server.port(), RawHttp.concat(RawHttp.request("PUT", path, TestServer.ROOT,
+                "Transfer-Encoding: chunked"), "zz\r\nabc\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII)), true, 10_000);
+        assertTyped(chunks, 400, "bad_request", "artifact PUT with malformed chunks");
+        RawHttp.Answer cut = RawHttp.exchange(server.port(), RawHttp.concat(RawHttp.request("PUT", path, TestServer.ROOT,
+                "Content-Length: 100"), "short".getBytes(StandardCharsets.US_ASCII)), true, 10_000);
+        assertTyped(cut, 400, "bad_request", "artifact PUT cut short");
     }
 }

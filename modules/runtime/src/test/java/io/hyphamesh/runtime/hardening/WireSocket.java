@@ -32,6 +32,9 @@ public final class WireSocket implements AutoCloseable {
     private final DataInputStream in;
     private final OutputStream out;
     private final String upgradeAnswer;
+    /** The code of a close frame that {@link #awaitText} met (it stops there); 0 before. */
+    private int closeCode;
+    private boolean eof;
 
     /** A frame from the server. */
     public record Frame(boolean fin, int op, byte[] payload) {
@@ -146,6 +149,7 @@ public final class WireSocket implements AutoCloseable {
             socket.setSoTimeout((int) Math.max(1, millis));
             int b0 = in.read();
             if (b0 < 0) {
+                eof = true;
                 return null;
             }
             int b1 = in.readUnsignedByte();
@@ -164,11 +168,20 @@ public final class WireSocket implements AutoCloseable {
         } catch (SocketTimeoutException e) {
             return null;
         } catch (IOException e) {
+            eof = true;
             return null;
         }
     }
 
-    /** The next text frame matching {@code p} within {@code millis} (other frames are skipped), or null. */
+    /** True once a read met the end of the connection (FIN, RST), not just a timeout. */
+    public boolean ended() {
+        return eof;
+    }
+
+    /**
+     * The next text frame matching {@code p} within {@code millis} (other frames are skipped), or
+     * null; a close frame ends the wait (its code is then what {@link #awaitClose} answers).
+     */
     public String awaitText(Predicate<String> p, long millis) {
         long deadline = System.nanoTime() + millis * 1_000_000;
         while (true) {
@@ -178,6 +191,10 @@ public final class WireSocket implements AutoCloseable {
             }
             Frame f = next(left);
             if (f == null) {
+                return null;
+            }
+            if (f.op() == OP_CLOSE) {
+                closeCode = f.closeCode();
                 return null;
             }
             if (f.op() == OP_TEXT && p.test(f.text())) {
@@ -200,6 +217,9 @@ public final class WireSocket implements AutoCloseable {
      * connection ended without one; {@code 0} when nothing ended within {@code millis}.
      */
     public int awaitClose(long millis) {
+        if (closeCode != 0) {
+            return closeCode;
+        }
         long deadline = System.nanoTime() + millis * 1_000_000;
         while (true) {
             long left = (deadline - System.nanoTime()) / 1_000_000;

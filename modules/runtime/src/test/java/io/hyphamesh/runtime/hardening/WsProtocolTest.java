@@ -122,6 +122,14 @@ class WsProtocolTest {
     }
 
     @Test
+    void invalidUtf8InAMessageTooLargeToKeepStillClosesWith1007() {
+        byte[] big = ("{\"id\":1,\"op\":\"ping\",\"pad\":\"" + "x".repeat(MAX_MESSAGE * 3)).getBytes(StandardCharsets.UTF_8);
+        assertEquals(1007, closeAfter(WireSocket.frame(0x80 | WireSocket.OP_TEXT,
+                concat(big, new byte[] {(byte) 0xED, (byte) 0xA0, (byte) 0x80}, "\"}".getBytes(StandardCharsets.UTF_8)), true)));
+        canary();
+    }
+
+    @Test
     void closeReasonThatIsNotUtf8ClosesWith1007() {
         assertEquals(1007, closeAfter(WireSocket.frame(0x80 | WireSocket.OP_CLOSE, new byte[] {0x03, (byte) 0xE8, (byte) 0xC0,
                 (byte) 0xAF}, true)));

@@ -1,0 +1,108 @@
+package io.hyphamesh.runtime.hardening;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.hyphamesh.runtime.HyphaServer;
+import io.hyphamesh.runtime.Main;
+import io.hyphamesh.runtime.TestServer;
+import io.hyphamesh.runtime.config.HyphaConfig;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Starting fails fast and clearly: a port in use fails within 2 s with one line and creates
+ * nothing; a second server on a data directory is refused with one line naming the holder; a
+ * mistyped {@code HYPHA_} variable warns in one line.
+ */
+class StartupTest {
+
+    private static HyphaConfig config(Path dir, int port) {
+        return HyphaConfig.builder().set("port", Integer.toString(port)).set("data-dir", dir.toString())
+                .set("root-token", TestServer.ROOT).set("storage.shards", "2").build();
+    }
+
+    @Test
+    void portInUseFailsWithinTwoSecondsAndCreatesNothing() throws Exception {
+        Path dir = Files.createTempDirectory("hypha-port").resolve("data");
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            long start = System.nanoTime();
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> HyphaServer.start(config(dir, taken.getLocalPort())));
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis < 2_000, "took " + millis + " ms");
+            assertTrue(e.getMessage().contains("port " + taken.getLocalPort() + " on 127.0.0.1 is already in use"), e.getMessage());
+            assertFalse(Files.exists(dir), "a data directory was created before the port was known free");
+        }
+    }
+
+    @Test
+    void mainOnAPortInUsePrintsOneLineAndAMistypedVariableWarnsInOne() throws Exception {
+        Path dir = Files.createTempDirectory("hypha-port-main").resolve("data");
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            Child c = child(List.of("--port=" + taken.getLocalPort(), "--data-dir=" + dir), "HYPHA_PROT", "9000");
+            assertEquals(1, c.exit(), c.output());
+            List<String> lines = c.output().lines().filter(l -> !l.isBlank()).toList();
+            assertEquals(2, lines.size(), "expected a warning and one error line: " + c.output());
+            assertTrue(lines.get(0).contains("HYPHA_PROT") && lines.get(0).contains("HYPHA_PORT"), lines.get(0));
+            assertTrue(lines.get(1).startsWith("hypha-mesh: cannot start: port " + taken.getLocalPort()), lines.get(1));
+            assertFalse(Files.exists(dir), "a data directory was created before the port was known free");
+            System.out.println("port in use: child JVM exited after " + c.millis() + " ms (JVM start included)");
+        }
+    }
+
+    @Test
+    void aSecondServerOnTheSameDataDirectoryIsRefusedNamingTheHolder() throws Exception {
+        try (TestServer first = TestServer.start()) {
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> HyphaServer.start(config(first.dataDir(), 0)));
+            assertTrue(e.getMessage().contains("is in use by another Hypha-Mesh server (this process)"), e.getMessage());
+            // another process: the message names this JVM's pid
+            Child c = child(List.of("--port=0", "--data-dir=" + first.dataDir(), "--storage.shards=2"));
+            assertEquals(1, c.exit(), c.output());
+            List<String> lines = c.output().lines().filter(l -> !l.isBlank()).toList();
+            assertEquals(1, lines.size(), "expected one line: " + c.output());
+            assertTrue(lines.get(0).contains("(pid " + ProcessHandle.current().pid() + ")"), lines.get(0));
+            // the first server is untouched
+            assertEquals(200, first.get("/observe/health", null).status());
+        }
+    }
+
+    @Test
+    void theLockIsReleasedOnCloseSoTheDirectoryCanBeReopened() {
+        TestServer s = TestServer.start();
+        s.stop();
+        TestServer again = TestServer.startAt(s.dataDir());
+        again.close();
+    }
+
+    private record Child(int exit, String output, long millis) {
+    }
+
+    private static Child child(List<String> args, String... env) throws IOException, InterruptedException {
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx128m", "-cp", System.getProperty("java.class.path"),
+                Main.class.getName()));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        for (int i = 0; i + 1 < env.length; i += 2) {
+            pb.environment().put(env[i], env[i + 1]);
+        }
+        long start = System.nanoTime();
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child did not exit");
+        return new Child(p.exitValue(), new String(out, StandardCharsets.UTF_8), (System.nanoTime() - start) / 1_000_000);
+    }
+}
