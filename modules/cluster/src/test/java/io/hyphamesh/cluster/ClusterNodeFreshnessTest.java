@@ -129,7 +129,12 @@ class ClusterNodeFreshnessTest {
         nb.expireSessionForTests();
         Awaitility.await("a takes b's partitions over").atMost(Duration.ofSeconds(30))
                 .until(() -> a.serving.keySet().containsAll(held));
-        // b's heartbeat now succeeds on its new session, but what it held under the old one is a's
+        // Curator reports the loss to b and opens b's new session right after closing the old one
+        // (which let a take over at once); b's heartbeat (every 500 ms) then succeeds on the new
+        // session. The window before the report exists only with an injected expiry (a real one
+        // comes after the session timeout of silence, when b is long stale): give it a second.
+        Thread.sleep(1000);
+        // what b held under the old session is a's now: b must not serve it, however fresh the new one is
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (System.nanoTime() < end) {
             for (int p : held) {
