@@ -14,7 +14,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.zip.CRC32;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
@@ -24,6 +23,7 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.Log;
 import io.hyphamesh.client.LogPage;
 import io.hyphamesh.client.LogRecord;
+import io.hyphamesh.storage.Partitions;
 import jakarta.json.JsonObject;
 import org.HdrHistogram.Histogram;
 
@@ -354,7 +354,7 @@ final class ClusterScenarios {
                 Map<Integer, String> owners = cluster.owners();
                 int partitions = owners.size();
                 List<Writer> affected = writers.stream()
-                        .filter(w -> victim.id.equals(owners.get(partitionOf(w.ws, partitions)))).toList();
+                        .filter(w -> victim.id.equals(owners.get(Partitions.partitionOf(w.ws, partitions)))).toList();
                 long killed = System.nanoTime();
                 victim.kill();
                 long end = killed + TimeUnit.SECONDS.toNanos(60);
@@ -438,13 +438,6 @@ final class ClusterScenarios {
             }
             Thread.sleep(20);
         }
-    }
-
-    /** The workspace's partition, as the servers compute it (CRC-32 of the name mod the count). */
-    static int partitionOf(String ws, int count) {
-        CRC32 crc = new CRC32();
-        crc.update(ws.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        return (int) (crc.getValue() % count);
     }
 
     /** What a Log held against what was acknowledged. */
