@@ -15,5 +15,6 @@ module io.hyphamesh.runtime {
     requires io.helidon.common;
     requires io.helidon.http;
     requires java.logging;
+    requires java.management;
     requires jakarta.json;
 }

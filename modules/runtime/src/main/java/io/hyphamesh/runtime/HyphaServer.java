@@ -35,6 +35,7 @@ import io.hyphamesh.runtime.http.ClusterRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
+import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
@@ -192,7 +193,6 @@ public final class HyphaServer implements AutoCloseable {
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
-                .pageCacheSize(config.intValue("storage.page-cache"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
@@ -203,25 +203,24 @@ public final class HyphaServer implements AutoCloseable {
                 .idleInTransactionTimeout(config.duration("storage.idle-in-transaction-timeout"))
                 .partitions(config.intValue("cluster.partitions"));
         config.optional("storage.password-file").ifPresent(f -> storageConfig.passwordFile(Path.of(f)));
+        config.optional("storage.page-cache").ifPresent(v -> storageConfig.pageCacheSize(config.intValue("storage.page-cache")));
+        config.optional("storage.page-cache-bytes").ifPresent(v -> storageConfig.pageCacheBytes(config.longValue("storage.page-cache-bytes")));
         cluster.ifPresent(c -> c.configure(storageConfig));
         return Storage.open(storageConfig.build());
     }
 
-    /** The reference report's cost signals, present from the start. */
+    /**
+     * The metrics: the catalogue's counters exist from the start (the reference report's cost
+     * signals among them); storage's gauges read its counters at scrape time.
+     */
     private static Metrics metrics(Storage storage) {
         Metrics metrics = new Metrics();
-        metrics.counter("rpc_calls", "RPC calls routed");
-        metrics.counter("log_appends", "Log entries appended (acknowledged)");
-        metrics.counter("log_reads", "Log read requests");
-        metrics.counter("doc_ops", "Doc operations answered");
-        metrics.counter("ws_connects", "WebSocket connections accepted");
-        metrics.counter("presence_registers", "presence registrations and updates");
-        metrics.counter("artifact_puts", "artifact uploads (binding plane and completed multipart)");
-        metrics.counter("artifact_gets", "artifact downloads (binding plane)");
-        metrics.gauge("storage_commits", "group commits since start", () -> storage.stats().commits());
-        metrics.gauge("storage_commit_submissions", "submissions committed since start",
-                () -> storage.stats().submissions());
-        metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+        metrics.gauge(Metric.STORAGE_COMMITS, () -> storage.stats().commits());
+        metrics.gauge(Metric.STORAGE_COMMIT_SUBMISSIONS, () -> storage.stats().submissions());
+        metrics.gauge(Metric.STORAGE_COMMIT_FAILURES, () -> storage.stats().failures());
+        metrics.gauge(Metric.STORAGE_FENCED, () -> storage.stats().fenced());
+        metrics.gauge(Metric.STORAGE_PARTS_DOWN, () -> storage.health().stream().filter(h -> !h.writable()).count());
+        metrics.gauge(Metric.STORAGE_PART_DOWNS, () -> storage.health().stream().mapToLong(Storage.Health::downs).sum());
         return metrics;
     }
 
@@ -231,12 +230,12 @@ public final class HyphaServer implements AutoCloseable {
                                                int[] webPort) {
         return HttpRouting.builder()
                 .addFilter(HttpSupport.framingFilter())
-                .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                .register(new ObserveRoutes(metrics, artifactRoutes::ready, storage, cluster))
                 // before the control routes: in cluster mode it sends object routes to their owner
                 .register(new ClusterRoutes(control, storage.partitions(), cluster,
                         () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                 .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
-                        artifactRoutes::deleteWorkspace)
+                        artifactRoutes::deleteWorkspace, config.intValue("objects.list-limit"))
                         .backups(target -> Backup.run(storage, dataDir, target)))
                 .register(artifactRoutes)
                 .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)

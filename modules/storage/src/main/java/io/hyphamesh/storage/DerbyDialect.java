@@ -76,9 +76,25 @@ final class DerbyDialect implements Dialect {
         return "42X05".equals(e.getSQLState());
     }
 
+    /**
+     * A commit that failed with session severity or worse (Derby's error code is the severity:
+     * 40000 session, 45000 database, 50000 system) lost its database while committing, as when a
+     * full disk makes Derby shut the database down: its log record may or may not be on disk.
+     */
     @Override
     public boolean isAmbiguousCommitFailure(SQLException e) {
-        return false;
+        return e.getErrorCode() >= 40000;
+    }
+
+    /**
+     * Database or system severity (Derby shut the database down), a database booted read-only
+     * (Derby does that when it cannot write its files), or an I/O error of the data or log files.
+     */
+    @Override
+    public boolean isCannotWrite(SQLException e) {
+        String state = String.valueOf(e.getSQLState());
+        return e.getErrorCode() >= 45000 || state.equals("25502") || state.startsWith("XSDG") || state.startsWith("XSLA")
+                || state.startsWith("XSDF");
     }
 
     @Override

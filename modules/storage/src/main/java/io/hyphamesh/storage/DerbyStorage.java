@@ -189,13 +189,16 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
-    public List<ObjectRow> listObjects(String workspace) {
+    public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
+        // each shard's first page, merged: the page is the first 'limit' of their union
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace)));
+            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind, afterName, limit)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
-        return out;
+        List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
+        page.replaceAll(r -> shards.get(shardOf(r.objectId())).readCached(false, st -> Queries.completeLog(st, r)));
+        return page;
     }
 
     @Override
@@ -259,6 +262,16 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public List<Health> health() {
+        List<Health> out = new ArrayList<>();
+        for (Shard s : shards) {
+            GroupCommitter.Health h = s.committer.health();
+            out.add(new Health("shard-" + s.index, h.writable(), h.problem(), h.sinceMillis(), h.downs()));
+        }
+        return out;
+    }
+
+    @Override
     public Stats stats() {
         long commits = 0;
         long subs = 0;
@@ -307,7 +320,8 @@ final class DerbyStorage implements Storage {
         private final GroupCommitter committer;
         private final BlockingQueue<Connection> readPool;
         private final List<Connection> allReaders;
-        private final java.util.Map<Connection, Queries.Statements> statements = new java.util.IdentityHashMap<>();
+        private final java.util.Map<Connection, Queries.Statements> statements =
+                new java.util.concurrent.ConcurrentHashMap<>();
         private final AtomicLong nextId;
         private volatile boolean closed;
 
@@ -318,7 +332,7 @@ final class DerbyStorage implements Storage {
             this.dialect = dialect;
             this.committer = committer;
             this.readPool = new ArrayBlockingQueue<>(readers.size(), false, readers);
-            this.allReaders = readers;
+            this.allReaders = new java.util.concurrent.CopyOnWriteArrayList<>(readers);
             for (Connection r : readers) {
                 statements.put(r, new Queries.Statements(r));
             }
@@ -337,14 +351,35 @@ final class DerbyStorage implements Storage {
                 }
                 writer.setAutoCommit(false);
                 writer.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                // a full disk makes Derby shut the database down: the committer reopens it (booting it
+                // again) once a probe write succeeds
+                GroupCommitter.Reconnect reconnect = new GroupCommitter.Reconnect() {
+                    @Override
+                    public Connection open() throws SQLException {
+                        Connection w = dialect.connect(dir);
+                        w.setAutoCommit(false);
+                        w.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                        return w;
+                    }
+
+                    @Override
+                    public Connection reboot() throws SQLException {
+                        try {
+                            dialect.shutdown(dir);
+                        } catch (IllegalStateException e) {
+                            // not booted (Derby shut it down itself): the connect below boots it
+                        }
+                        return open();
+                    }
+                };
                 List<Connection> readers = new ArrayList<>();
                 for (int i = 0; i < config.readConnections(); i++) {
                     Connection r = dialect.connect(dir);
                     r.setAutoCommit(true);
                     readers.add(r);
                 }
-                GroupCommitter committer = new GroupCommitter("hypha-commit-" + index, writer, dialect,
-                        config.maxBatch());
+                GroupCommitter committer = new GroupCommitter("shard " + index, writer, dialect,
+                        config.maxBatch(), GroupCommitter.Fence.NONE, reconnect);
                 return new Shard(index, dir, dialect, committer, readers, maxId);
             } catch (SQLException e) {
                 throw new HyphaException(ErrorCode.UNAVAILABLE,
@@ -368,14 +403,50 @@ final class DerbyStorage implements Storage {
                 throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted waiting for a read connection");
             }
             try {
-                c.setTransactionIsolation(uncommitted ? Connection.TRANSACTION_READ_UNCOMMITTED
-                        : Connection.TRANSACTION_READ_COMMITTED);
-                return fn.apply(c);
-            } catch (SQLException e) {
-                throw new HyphaException(ErrorCode.UNAVAILABLE, "read failed on shard " + index + ": "
-                        + e.getMessage(), e);
+                for (int attempt = 0; ; attempt++) {
+                    try {
+                        c.setTransactionIsolation(uncommitted ? Connection.TRANSACTION_READ_UNCOMMITTED
+                                : Connection.TRANSACTION_READ_COMMITTED);
+                        return fn.apply(c);
+                    } catch (SQLException e) {
+                        if (attempt == 0 && broken(c)) {
+                            // the database was shut down (a full disk) and may be booted again: a new
+                            // connection boots it, and reads of committed data work while writes cannot
+                            try {
+                                Connection fresh = dialect.connect(dir);
+                                fresh.setAutoCommit(true);
+                                statements.put(fresh, new Queries.Statements(fresh));
+                                statements.remove(c);
+                                allReaders.add(fresh);
+                                closeQuietly(c);
+                                c = fresh;
+                                continue;
+                            } catch (SQLException reopen) {
+                                e.addSuppressed(reopen);
+                            }
+                        }
+                        throw new HyphaException(ErrorCode.UNAVAILABLE, "read failed on shard " + index + ": "
+                                + e.getMessage(), e);
+                    }
+                }
             } finally {
                 readPool.add(c);
+            }
+        }
+
+        private static boolean broken(Connection c) {
+            try {
+                return !c.isValid(1);
+            } catch (SQLException e) {
+                return true;
+            }
+        }
+
+        private static void closeQuietly(Connection c) {
+            try {
+                c.close();
+            } catch (SQLException e) {
+                LOG.log(Level.FINE, "closing a broken reader", e);
             }
         }
 
@@ -391,13 +462,14 @@ final class DerbyStorage implements Storage {
             committer.close();
             closed = true;
             for (Connection c : allReaders) {
-                try {
-                    c.close();
-                } catch (SQLException e) {
-                    LOG.log(Level.FINE, "closing reader", e);
-                }
+                closeQuietly(c);
             }
-            dialect.shutdown(dir);
+            try {
+                dialect.shutdown(dir);
+            } catch (IllegalStateException e) {
+                // a database Derby already shut down (a full disk) has nothing left to shut
+                LOG.log(Level.FINE, "shutting shard " + index + " down", e);
+            }
         }
     }
 }

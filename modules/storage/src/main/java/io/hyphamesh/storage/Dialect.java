@@ -35,6 +35,13 @@ interface Dialect {
      */
     boolean isAmbiguousCommitFailure(SQLException e);
 
+    /**
+     * True when the exception says the store cannot write at all for now (a full disk, an I/O
+     * error, a database that came back read-only): the committer stops taking writes until a probe
+     * write succeeds, instead of failing each write with a stack trace.
+     */
+    boolean isCannotWrite(SQLException e);
+
     /** Serializes concurrent migrations of one database (servers starting together); a no-op when embedded. */
     void lockMigrations(Connection c) throws SQLException;
 

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -81,6 +82,14 @@ final class GroupCommitter {
     @FunctionalInterface
     interface Reconnect {
         Connection open() throws SQLException;
+
+        /**
+         * A connection for a recovery attempt while the store cannot write: Derby shuts the
+         * database down first, since one booted read-only (a full disk) stays so until rebooted.
+         */
+        default Connection reboot() throws SQLException {
+            return open();
+        }
     }
 
     private final String name;
@@ -96,6 +105,15 @@ final class GroupCommitter {
     private volatile long writes;
     private volatile long failures;
     private volatile long fenced;
+
+    // writability: null while the committer can write; the problem while it cannot (set and cleared
+    // by the committer thread only; read by submitters and health())
+    private volatile String down;
+    private volatile long stateSince = System.currentTimeMillis();
+    private volatile long downs;
+    private long nextRecovery;
+    private long recoveryBackoff = 1000;
+    private long upSince = System.currentTimeMillis();
 
     // owned by the committer thread (replaced together when the connection is reopened)
     private Connection conn;
@@ -127,7 +145,8 @@ final class GroupCommitter {
         this.fence = fence;
         this.reconnect = reconnect;
         prepare();
-        this.thread = Thread.ofPlatform().name(name).daemon(false).unstarted(this::run);
+        this.thread = Thread.ofPlatform().name("hypha-commit-" + name.replace(' ', '-')).daemon(false)
+                .unstarted(this::run);
         this.thread.start();
     }
 
@@ -161,8 +180,34 @@ final class GroupCommitter {
             done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage is shutting down"));
             return done;
         }
+        String problem = down;
+        if (problem != null) {
+            done.completeExceptionally(downError(problem));
+            return done;
+        }
         queue.add(new Submission(partition, epoch, owner, writes, done));
         return done;
+    }
+
+    private HyphaException downError(String problem) {
+        return new HyphaException(ErrorCode.UNAVAILABLE, name + " cannot write (" + problem + "); not applied."
+                + " It comes back by itself once the cause is fixed; retry");
+    }
+
+    /**
+     * Writability of this committer's store.
+     *
+     * @param writable     false while writes are refused
+     * @param problem      why, while not writable
+     * @param sinceMillis  when the current state began
+     * @param downs        times it stopped being writable since start
+     */
+    record Health(boolean writable, java.util.Optional<String> problem, long sinceMillis, long downs) {
+    }
+
+    Health health() {
+        String problem = down;
+        return new Health(problem == null, java.util.Optional.ofNullable(problem), stateSince, downs);
     }
 
     long commits() {
@@ -190,6 +235,9 @@ final class GroupCommitter {
         while (true) {
             try {
                 Submission first = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (down != null && !stopping && System.currentTimeMillis() >= nextRecovery) {
+                    tryRecover();
+                }
                 if (first == null) {
                     if (stopping && queue.isEmpty()) {
                         return;
@@ -229,7 +277,45 @@ final class GroupCommitter {
             completeAll(o.applied);
             return;
         }
-        reopenIfBroken();
+        Throwable first = o.failure;
+        if (reconnect != null && connectionBroken()) {
+            boolean reopened = reopen();
+            if (reopened && !o.unknown && !o.applied.isEmpty()) {
+                // the connection broke before the commit (a database restart, a session ended by the
+                // server): nothing of it was stored, so the batch gets one more try on the new connection
+                Outcome again = tryCommit(o.applied);
+                failFenced(again.fenced);
+                if (again.failure == null) {
+                    completeAll(again.applied);
+                    return;
+                }
+                o = again;
+            }
+            if (!reopened || connectionBroken() || cannotWrite(o.failure)) {
+                // the store cannot write (a full disk shut Derby's database down; the database is
+                // gone): refuse writes until a probe write succeeds, one log line per change
+                markDown(cannotWrite(first) || o.failure == first ? first : o.failure);
+                for (Submission s : o.applied) {
+                    if (o.unknown) {
+                        failUnknown(s, o.failure);
+                    } else {
+                        failQuietly(s, downError(down));
+                    }
+                }
+                return;
+            }
+        }
+        if (reconnect != null && cannotWrite(o.failure)) {
+            markDown(o.failure);
+            for (Submission s : o.applied) {
+                if (o.unknown) {
+                    failUnknown(s, o.failure);
+                } else {
+                    failQuietly(s, downError(down));
+                }
+            }
+            return;
+        }
         if (o.unknown) {
             LOG.log(Level.WARNING, "commit of " + o.applied.size() + " submissions on " + name
                     + " lost its connection while committing; outcome unknown", o.failure);
@@ -251,18 +337,109 @@ final class GroupCommitter {
                 s.done.completeExceptionally(brokenOwner());
                 continue;
             }
+            if (down != null) {
+                failQuietly(s, downError(down));
+                continue;
+            }
             Outcome alone = tryCommit(List.of(s));
             failFenced(alone.fenced);
             if (alone.failure == null) {
                 completeAll(alone.applied);
             } else if (!alone.applied.isEmpty()) {
-                reopenIfBroken();
                 if (alone.unknown) {
                     failUnknown(s, alone.failure);
                 } else {
                     fail(s, alone.failure);
                 }
+                if (reconnect != null && (cannotWrite(alone.failure) || connectionBroken() && !reopen())) {
+                    markDown(alone.failure);
+                }
             }
+        }
+    }
+
+    /** True when any SQL exception in the failure's chain says the store cannot write now. */
+    private boolean cannotWrite(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof SQLException se) {
+                for (SQLException n = se; n != null; n = n.getNextException()) {
+                    if (dialect.isCannotWrite(n)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    private boolean connectionBroken() {
+        try {
+            return !conn.isValid(2);
+        } catch (SQLException e) {
+            return true;
+        }
+    }
+
+    private void markDown(Throwable cause) {
+        if (down != null) {
+            return;
+        }
+        String problem = rootMessage(cause);
+        down = problem;
+        downs++;
+        stateSince = System.currentTimeMillis();
+        // going down again soon after coming back (a disk that is still nearly full): back off
+        recoveryBackoff = stateSince - upSince < 60_000 ? Math.min(recoveryBackoff * 2, 30_000) : 1000;
+        nextRecovery = stateSince + recoveryBackoff;
+        LOG.warning(name + " cannot write, refusing writes until it can: " + problem);
+    }
+
+    /** The deepest message of a failure (an I/O error's text, such as "No space left on device"). */
+    private static String rootMessage(Throwable t) {
+        String msg = String.valueOf(t.getMessage());
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c.getMessage() != null) {
+                msg = c.getMessage();
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return msg.length() > 300 ? msg.substring(0, 300) : msg;
+    }
+
+    /** While down: a fresh connection and a probe write; when both work, writes are taken again. */
+    private void tryRecover() {
+        Connection fresh = null;
+        try {
+            fresh = reconnect.reboot();
+            try (Statement st = fresh.createStatement()) {
+                st.executeUpdate("UPDATE schema_version SET version = version");
+            }
+            fresh.commit();
+            Connection old = conn;
+            conn = fresh;
+            prepare();
+            try {
+                old.close();
+            } catch (SQLException e) {
+                LOG.log(Level.FINE, "closing the broken write connection", e);
+            }
+            long was = stateSince;
+            down = null;
+            stateSince = System.currentTimeMillis();
+            upSince = stateSince;
+            LOG.warning(name + " can write again after " + (stateSince - was) + " ms; taking writes");
+        } catch (SQLException | RuntimeException e) {
+            if (fresh != null) {
+                try {
+                    fresh.close();
+                } catch (SQLException ce) {
+                    LOG.log(Level.FINE, "closing a probe connection", ce);
+                }
+            }
+            nextRecovery = System.currentTimeMillis() + recoveryBackoff;
+            LOG.fine(name + " still cannot write: " + rootMessage(e));
         }
     }
 
@@ -326,17 +503,8 @@ final class GroupCommitter {
         }
     }
 
-    private void reopenIfBroken() {
-        if (reconnect == null) {
-            return;
-        }
-        try {
-            if (conn.isValid(2)) {
-                return;
-            }
-        } catch (SQLException e) {
-            // treated as broken
-        }
+    /** Replaces a broken write connection; true when a fresh one is in place. */
+    private boolean reopen() {
         try {
             conn.close();
         } catch (SQLException e) {
@@ -345,15 +513,11 @@ final class GroupCommitter {
         try {
             conn = reconnect.open();
             prepare();
-            LOG.info(name + ": write connection reopened");
+            LOG.fine(name + ": write connection reopened");
+            return true;
         } catch (SQLException e) {
-            LOG.warning(name + ": cannot reopen the write connection (will retry with the next commit): "
-                    + e.getMessage());
-            try {
-                Thread.sleep(500);
-            } catch (InterruptedException ie) {
-                Thread.interrupted();
-            }
+            LOG.fine(name + ": cannot reopen the write connection: " + e.getMessage());
+            return false;
         }
     }
 
@@ -405,6 +569,16 @@ final class GroupCommitter {
         }
         s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
                 "commit failed; nothing of it was stored: " + t.getMessage(), t));
+    }
+
+    /** Fails a submission without a log line of its own (the state change said it once). */
+    private void failQuietly(Submission s, HyphaException e) {
+        try {
+            s.owner.commitFailed(e);
+        } catch (RuntimeException re) {
+            LOG.log(Level.WARNING, "owner failed to handle a commit failure", re);
+        }
+        s.done.completeExceptionally(e);
     }
 
     private void failUnknown(Submission s, Throwable t) {

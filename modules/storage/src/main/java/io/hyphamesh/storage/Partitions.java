@@ -13,11 +13,13 @@ import java.util.zip.CRC32;
  * With PostgreSQL storage every durable row belongs to a partition, {@code partitionOf(workspace)},
  * and table {@code partitions(p, owner, epoch)} says which server owns it. Every group commit
  * checks, inside its own transaction, that this server still holds each partition it carries at
- * the epoch it acquired ({@code SELECT ... FOR SHARE}); submissions of a partition that fails the
- * check fail with {@code unavailable} (message: "not applied"), nothing of them is stored, the
- * partition is no longer held, and every {@link Listener} is told. An {@link #acquire} waits for a
- * previous owner's commit in flight to end, then takes the partition with a higher epoch, so the
- * new owner sees every committed write and the old owner can commit nothing more.
+ * the epoch it acquired (the partition's advisory lock in shared mode, then {@code SELECT ... FOR
+ * SHARE} of its row); submissions of a partition that fails the check fail with {@code
+ * unavailable} (message: "not applied"), nothing of them is stored, the partition is no longer
+ * held, and every {@link Listener} is told. An {@link #acquire} takes that lock exclusively: it
+ * waits for a previous owner's commit in flight to end, commits arriving meanwhile queue behind it,
+ * and it takes the partition with a higher epoch, so the new owner sees every committed write and
+ * the old owner can commit nothing more.
  * <p>
  * With Derby there is one server per data directory: {@link #fenced()} is false, the single
  * partition 0 is always held, and acquire/release change nothing.

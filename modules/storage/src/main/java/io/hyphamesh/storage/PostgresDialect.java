@@ -21,6 +21,13 @@ final class PostgresDialect implements Dialect {
     static final int LOCK_SERVER = 1;
     /** Second key: migrations and first-time setup. */
     static final int LOCK_MIGRATIONS = 2;
+    /**
+     * First key of the partition locks ({@code (18554, p)}): commits take them shared, acquires
+     * exclusive, inside their transactions. The lock manager queues requests in order, so a commit
+     * arriving while an acquire waits queues behind it, and a stream of commits cannot starve an
+     * acquire (row locks give neither guarantee).
+     */
+    static final int LOCK_PARTITIONS = 0x487A;
     /** Ids one {@code nextval('object_ids')} reserves. */
     static final int ID_BLOCK = 1000;
 
@@ -63,6 +70,13 @@ final class PostgresDialect implements Dialect {
     static boolean isConnectionFailure(SQLException e) {
         String state = e.getSQLState();
         return state == null || state.startsWith("08") || state.startsWith("57P") || "25P03".equals(state);
+    }
+
+    /** Insufficient resources (53xxx: disk full, out of memory), an I/O error, or a read-only (standby) server. */
+    @Override
+    public boolean isCannotWrite(SQLException e) {
+        String state = String.valueOf(e.getSQLState());
+        return state.startsWith("53") || state.equals("58030") || state.equals("25006");
     }
 
     @Override

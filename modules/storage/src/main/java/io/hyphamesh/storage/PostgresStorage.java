@@ -55,7 +55,8 @@ final class PostgresStorage implements Storage, Partitions {
     private final PostgresDialect dialect;
     private final int count;
     private final String nodeId;
-    private final Connection holder;
+    private volatile Connection holder;
+    private final Thread lockWatch;
     private final List<GroupCommitter> committers;
     private final Reads reads;
     private final ConcurrentHashMap<Integer, Long> held = new ConcurrentHashMap<>();
@@ -78,11 +79,62 @@ final class PostgresStorage implements Storage, Partitions {
         List<GroupCommitter> cs = new ArrayList<>();
         GroupCommitter.Fence fence = new PartitionFence();
         for (int k = 0; k < writers.size(); k++) {
-            cs.add(new GroupCommitter("hypha-pg-commit-" + k, writers.get(k), dialect, config.maxBatch(), fence,
+            cs.add(new GroupCommitter("PostgreSQL committer " + k, writers.get(k), dialect, config.maxBatch(), fence,
                     this::openWriter));
         }
         this.committers = List.copyOf(cs);
         this.reads = new Reads(readers);
+        this.lockWatch = Thread.ofVirtual().name("hypha-pg-lock-watch").start(this::watchLock);
+    }
+
+    /**
+     * The server lock lives in the holder connection's session: when that connection breaks (a
+     * database restart), reconnect and take the lock again. Refused means another server took it
+     * meanwhile; the epoch fence already refuses this server's writes of what that server acquired.
+     */
+    private void watchLock() {
+        boolean lost = false;
+        while (!closed) {
+            try {
+                Thread.sleep(2000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            boolean valid;
+            try {
+                valid = holder.isValid(2);
+            } catch (SQLException e) {
+                valid = false;
+            }
+            if (valid || closed) {
+                continue;
+            }
+            try {
+                Connection c = connect(url, props);
+                try {
+                    takeServerLock(c, url, config);
+                } catch (RuntimeException | SQLException e) {
+                    c.close();
+                    if (!lost) {
+                        LOG.severe("lost the PostgreSQL server lock with its connection, and cannot take it again: "
+                                + e.getMessage() + " (writes of partitions another server acquired are refused)");
+                        lost = true;
+                    }
+                    continue;
+                }
+                Connection old = holder;
+                holder = c;
+                try {
+                    old.close();
+                } catch (SQLException e) {
+                    LOG.log(Level.FINE, "closing the broken lock connection", e);
+                }
+                LOG.warning("the connection holding the PostgreSQL server lock broke; reconnected and took the lock again");
+                lost = false;
+            } catch (SQLException e) {
+                LOG.fine("cannot reach PostgreSQL to take the server lock again: " + e.getMessage());
+            }
+        }
     }
 
     /** Opens the database of {@code config.url()}, creating and migrating its schema if needed. */
@@ -308,6 +360,8 @@ final class PostgresStorage implements Storage, Partitions {
             try {
                 try (Statement s = c.createStatement()) {
                     s.execute("SET LOCAL lock_timeout = 30000");
+                    s.execute("SELECT pg_advisory_xact_lock(" + PostgresDialect.LOCK_PARTITIONS + ", p)"
+                            + " FROM generate_series(0, " + (count - 1) + ") AS p ORDER BY p");
                 }
                 Map<Integer, Long> got = new TreeMap<>();
                 try (PreparedStatement ps = c.prepareStatement("UPDATE partitions SET owner = ?, epoch = epoch + 1,"
@@ -448,10 +502,14 @@ final class PostgresStorage implements Storage, Partitions {
     }
 
     @Override
-    public List<ObjectRow> listObjects(String workspace) {
-        List<ObjectRow> out = new ArrayList<>(reads.run(st -> Queries.listObjects(st, workspace)));
-        out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
-        return out;
+    public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
+        return reads.run(st -> {
+            List<ObjectRow> page = new ArrayList<>(Queries.listObjects(st, workspace, afterKind, afterName, limit));
+            for (int i = 0; i < page.size(); i++) {
+                page.set(i, Queries.completeLog(st, page.get(i)));
+            }
+            return page;
+        });
     }
 
     @Override
@@ -496,6 +554,16 @@ final class PostgresStorage implements Storage, Partitions {
     }
 
     @Override
+    public List<Health> health() {
+        List<Health> out = new ArrayList<>();
+        for (int k = 0; k < committers.size(); k++) {
+            GroupCommitter.Health h = committers.get(k).health();
+            out.add(new Health("committer-" + k, h.writable(), h.problem(), h.sinceMillis(), h.downs()));
+        }
+        return out;
+    }
+
+    @Override
     public Stats stats() {
         long commits = 0;
         long subs = 0;
@@ -518,6 +586,12 @@ final class PostgresStorage implements Storage, Partitions {
             return;
         }
         closed = true;
+        lockWatch.interrupt();
+        try {
+            lockWatch.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (GroupCommitter c : committers) {
             c.close();
         }
@@ -576,6 +650,8 @@ final class PostgresStorage implements Storage, Partitions {
             try {
                 try (Statement s = c.createStatement()) {
                     s.execute("SET LOCAL lock_timeout = " + Math.max(1, timeout.toMillis()));
+                    // waits for the previous owner's commits in flight; commits arriving now queue behind it
+                    s.execute("SELECT pg_advisory_xact_lock(" + PostgresDialect.LOCK_PARTITIONS + ", " + partition + ")");
                 }
                 long e;
                 try (PreparedStatement ps = c.prepareStatement("UPDATE partitions SET owner = ?, epoch = epoch + 1,"
@@ -694,9 +770,18 @@ final class PostgresStorage implements Storage, Partitions {
         @Override
         public Map<Integer, Long> epochs(Connection c, Set<Integer> partitions) throws SQLException {
             Map<Integer, Long> out = new HashMap<>();
+            java.sql.Array carried = c.createArrayOf("int4", partitions.toArray());
+            // in ascending order (partitions is sorted): shared with this partition's other commits,
+            // queued behind an acquire that is waiting or under way
+            try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock_shared("
+                    + PostgresDialect.LOCK_PARTITIONS + ", x) FROM unnest(?::int4[]) AS x ORDER BY x")) {
+                ps.setArray(1, carried);
+                ps.executeQuery().close();
+            }
+            // a new statement, so a new snapshot: an acquire that committed before the lock was granted is seen
             try (PreparedStatement ps = c.prepareStatement(
                     "SELECT p, owner, epoch FROM partitions WHERE p = ANY(?) FOR SHARE")) {
-                ps.setArray(1, c.createArrayOf("int4", partitions.toArray()));
+                ps.setArray(1, carried);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         if (nodeId.equals(rs.getString(2))) {

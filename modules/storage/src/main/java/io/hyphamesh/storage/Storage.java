@@ -108,11 +108,13 @@ public interface Storage extends AutoCloseable {
     List<ProducerState> producers(int shard, long objectId);
 
     /**
-     * Rows (without state) of every object of a workspace, across shards. A Log's counters (last
-     * sequence, entries, bytes) are exact for everything committed, even when its row was last
-     * written before its latest entries.
+     * A page of the rows (without state) of a workspace's objects, across shards, in (kind, name)
+     * order after {@code (afterKind, afterName)} (the kind's ordinal; {@code (0, "")} starts after
+     * the workspace object itself), at most {@code limit}. A Log's counters (last sequence,
+     * entries, bytes) are exact for everything committed, even when its row was last written
+     * before its latest entries.
      */
-    List<ObjectRow> listObjects(String workspace);
+    List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit);
 
     /** Rows (without state) of every object that holds an alarm. */
     List<ObjectRow> alarms();
@@ -147,11 +149,34 @@ public interface Storage extends AutoCloseable {
     Stats stats();
 
     /**
+     * Whether each part of the store can write now: Derby, one entry per shard ({@code shard-N});
+     * PostgreSQL, one per committer ({@code committer-K}). A part that cannot write (a full disk made
+     * Derby shut its database down; the database is unreachable) refuses writes at once with {@code
+     * unavailable} ("not applied"), tries a probe write every second (backing off to 30 s when it
+     * keeps falling over), and takes writes again by itself when the probe succeeds; each change is
+     * logged once. Reads of committed data keep working where the store still serves them. Cheap;
+     * safe from any thread.
+     */
+    List<Health> health();
+
+    /**
      * Commits what is queued, stops the committers and shuts Derby down cleanly (PostgreSQL: then
      * releases the partitions still held and closes every connection).
      */
     @Override
     void close();
+
+    /**
+     * Writability of one part of the store.
+     *
+     * @param part        {@code shard-N} (Derby) or {@code committer-K} (PostgreSQL)
+     * @param writable    false while writes are refused
+     * @param problem     why, while not writable (the store's own words, e.g. "No space left on device")
+     * @param sinceMillis when the current state began, epoch millis
+     * @param downs       times it stopped being writable since start (for a metric)
+     */
+    record Health(String part, boolean writable, Optional<String> problem, long sinceMillis, long downs) {
+    }
 
     /**
      * Counters since start.

@@ -11,11 +11,19 @@ import java.util.Optional;
  * PostgreSQL database (and the Derby settings are ignored).
  */
 public final class StorageConfig {
+    /**
+     * Derby's page cache counts pages, whatever their size, and tables with large binary columns
+     * (objects, Log chunks) use 32 KiB pages: a byte budget is turned into pages at this size, so
+     * the cache can never hold more bytes than the budget.
+     */
+    static final int LARGEST_PAGE = 32 * 1024;
+    private static final int MIN_PAGES = 40;
     private final Path dataDir;
     private final int shards;
     private final int maxBatch;
     private final int readConnections;
     private final int pageCacheSize;
+    private final long pageCacheBytes;
     private final boolean durable;
     private final Optional<String> url;
     private final Optional<String> user;
@@ -51,7 +59,9 @@ public final class StorageConfig {
         this.shards = b.shards;
         this.maxBatch = b.maxBatch;
         this.readConnections = b.readConnections;
-        this.pageCacheSize = b.pageCacheSize;
+        this.pageCacheBytes = b.pageCacheBytes > 0 ? b.pageCacheBytes : Runtime.getRuntime().maxMemory() / 8;
+        this.pageCacheSize = b.pageCacheSize > 0 ? b.pageCacheSize
+                : (int) Math.max(MIN_PAGES, Math.min(Integer.MAX_VALUE, pageCacheBytes / b.shards / LARGEST_PAGE));
         this.durable = b.durable;
         this.url = b.url;
         this.user = b.user;
@@ -88,9 +98,20 @@ public final class StorageConfig {
         return readConnections;
     }
 
-    /** Derby page cache size per database, in pages. */
+    /**
+     * Derby page cache size per database, in pages: as set with {@link Builder#pageCacheSize}, else
+     * {@link #pageCacheBytes()} shared by the shards at 32 KiB a page (at least 40).
+     */
     public int pageCacheSize() {
         return pageCacheSize;
+    }
+
+    /**
+     * Bytes all Derby shards' page caches may hold together: as set with {@link
+     * Builder#pageCacheBytes}, else an eighth of the JVM's maximum heap.
+     */
+    public long pageCacheBytes() {
+        return pageCacheBytes;
     }
 
     /**
@@ -169,7 +190,8 @@ public final class StorageConfig {
         private int shards = 4;
         private int maxBatch = 4096;
         private int readConnections = 4;
-        private int pageCacheSize = 4000;
+        private int pageCacheSize;
+        private long pageCacheBytes;
         private boolean durable = true;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
@@ -213,8 +235,18 @@ public final class StorageConfig {
             return this;
         }
 
+        /** Derby page cache per shard in pages, whatever their size (wins over {@link #pageCacheBytes}). */
         public Builder pageCacheSize(int pages) {
-            this.pageCacheSize = Math.max(40, pages);
+            this.pageCacheSize = Math.max(MIN_PAGES, pages);
+            return this;
+        }
+
+        /** Bytes all Derby shards' page caches may hold together (default: an eighth of the maximum heap). */
+        public Builder pageCacheBytes(long bytes) {
+            if (bytes < 1) {
+                throw new IllegalArgumentException("page cache bytes must be positive");
+            }
+            this.pageCacheBytes = bytes;
             return this;
         }
 

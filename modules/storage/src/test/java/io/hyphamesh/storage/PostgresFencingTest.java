@@ -177,7 +177,7 @@ class PostgresFencingTest {
 
         CompletableFuture<Long> takeover = CompletableFuture.supplyAsync(() -> b.partitions().acquire(p, WAIT));
         Awaitility.await("the takeover waits behind A's open commit").atMost(WAIT)
-                .until(() -> waitingOn("UPDATE partitions") == 1);
+                .until(() -> waitingOn("SELECT pg_advisory_xact_lock(") == 1);
         assertFalse(takeover.isDone(), "an acquire cannot complete while the old owner's commit is open");
         CompletableFuture<Void> queued = append(a, log, id, 3);
 
@@ -192,6 +192,50 @@ class PostgresFencingTest {
                 "the new owner sees the commit that was open before the takeover, and nothing queued behind it");
         assertEquals(2, b.loadObject(log).orElseThrow().lastSeq());
         assertEquals(epochB, b.partitions().epoch(p).orElseThrow());
+    }
+
+    @Test
+    void aStreamOfCommitsByTheOldOwnerCannotStarveATakeover() throws Exception {
+        Storage a = member("node-a");
+        Storage b = member("node-b");
+        int p = 4;
+        ObjectId log = ObjectId.log(workspaceIn(p), "hot");
+        a.partitions().acquire(p, WAIT);
+        long id = a.newObjectId(p);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong acked = new java.util.concurrent.atomic.AtomicLong();
+        Thread writer = Thread.ofPlatform().start(() -> {
+            // back to back, 8 in flight: the partition's row and lock are almost never free
+            java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(8);
+            for (long seq = 1; !stop.get(); seq++) {
+                inFlight.acquireUninterruptibly();
+                append(a, log, id, seq).whenComplete((v, e) -> {
+                    if (e == null) {
+                        acked.incrementAndGet();
+                    }
+                    inFlight.release();
+                });
+            }
+        });
+        try {
+            Awaitility.await().atMost(WAIT).until(() -> acked.get() > 200);
+            long t0 = System.nanoTime();
+            b.partitions().acquire(p, Duration.ofSeconds(5));
+            long waited = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(waited < 5000, "acquired after " + waited + " ms");
+        } finally {
+            stop.set(true);
+            writer.join(WAIT.toMillis());
+        }
+        long ackedAtEnd = acked.get();
+        Awaitility.await("the old owner's in-flight writes settle").atMost(WAIT)
+                .until(() -> !a.partitions().held().containsKey(p));
+        List<Long> stored = seqs(b, id);
+        assertTrue(stored.size() >= ackedAtEnd, "every acknowledged write is visible to the new owner: acked "
+                + ackedAtEnd + ", stored " + stored.size());
+        for (int i = 0; i < stored.size(); i++) {
+            assertEquals(i + 1, stored.get(i), "dense");
+        }
     }
 
     @Test

@@ -40,9 +40,15 @@ public final class PostgresProcess implements AutoCloseable {
         this.pid = pid;
     }
 
-    /** Starts a server in {@code dir} (created if needed). */
+    /** Starts a server in {@code dir} (created if needed) on a random free port. */
     public static PostgresProcess start(Path dir) throws IOException {
-        Scripts.Result r = Scripts.run("postgres.sh", 600, "start", "--dir", dir.toString());
+        return start(dir, 0);
+    }
+
+    /** Starts (or restarts) the server of {@code dir} on {@code port} (0: a random free one). */
+    public static PostgresProcess start(Path dir, int port) throws IOException {
+        Scripts.Result r = port == 0 ? Scripts.run("postgres.sh", 600, "start", "--dir", dir.toString())
+                : Scripts.run("postgres.sh", 600, "start", "--dir", dir.toString(), "--port", Integer.toString(port));
         if (r.exit() != 0) {
             throw new IOException("scripts/postgres.sh start failed (exit " + r.exit() + "): " + r.err().strip());
         }

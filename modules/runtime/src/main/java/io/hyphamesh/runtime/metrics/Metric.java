@@ -13,6 +13,8 @@ public enum Metric {
     DOC_OPS("doc_ops", "Doc operations answered"),
     WS_CONNECTS("ws_connects", "WebSocket connections accepted"),
     WS_SLOW_CONSUMER_CLOSES("ws_slow_consumer_closes", "sockets closed as slow consumers"),
+    WS_LOW_MEMORY_REFUSALS("ws_low_memory_refusals", "socket upgrades refused with 503 because the heap was nearly full after the last GC"),
+    WS_STALLED_CLOSES("ws_stalled_closes", "sockets closed because the peer owed answers and sent nothing for ws.stall-timeout"),
     PRESENCE_REGISTERS("presence_registers", "presence registrations and updates"),
     ARTIFACT_PUTS("artifact_puts", "artifact uploads (binding plane and completed multipart)"),
     ARTIFACT_GETS("artifact_gets", "artifact downloads (binding plane)"),
@@ -26,6 +28,8 @@ public enum Metric {
     STORAGE_COMMITS("storage_commits", "group commits since start", true),
     STORAGE_COMMIT_SUBMISSIONS("storage_commit_submissions", "submissions committed since start", true),
     STORAGE_COMMIT_FAILURES("storage_commit_failures", "failed commits since start", true),
+    STORAGE_PARTS_DOWN("storage_parts_down", "storage parts (Derby shards, PostgreSQL committers) that cannot write now", true),
+    STORAGE_PART_DOWNS("storage_part_downs", "times a storage part stopped being able to write since start (e.g. a full disk)", true),
     STORAGE_FENCED("storage_fenced_submissions", "submissions refused by the partition fence (not applied)", true),
     PARTITIONS_OWNED("cluster_partitions_owned", "partitions this server serves now (cluster mode)", true);
 

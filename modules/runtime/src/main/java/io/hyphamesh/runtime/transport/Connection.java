@@ -5,9 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
@@ -64,7 +63,8 @@ final class Connection implements Session {
     private final String workspace;
     private final Transport transport;
     private final WsSession ws;
-    private final ArrayBlockingQueue<Object> outbound;
+    /** Linked, not an array: an idle socket holds no slots for the frames it might one day queue. */
+    private final LinkedBlockingQueue<Object> outbound;
     private final int eventCapacity;
     private final AtomicBoolean open = new AtomicBoolean(true);
     private final AtomicBoolean cleaned = new AtomicBoolean();
@@ -76,8 +76,13 @@ final class Connection implements Session {
     private final Map<Long, ObjectId> subscriptions = new ConcurrentHashMap<>();
     /** Objects that may hold state for this session, told when it closes. */
     private final Set<ObjectId> touched = ConcurrentHashMap.newKeySet();
-    private final Thread writer;
+    /** A writer runs (see {@link #kickWriter}). */
+    private final AtomicBoolean writing = new AtomicBoolean();
+    /** The close frame was written (writer only): nothing more goes out. */
+    private boolean closeWritten;
     private volatile long lastReceivedNanos = System.nanoTime();
+    private volatile long lastPingNanos = System.nanoTime();
+    private final long stallNanos;
     private StringBuilder fragments;
 
     /** A call routed into this (provider) session, waiting for its answer. */
@@ -93,13 +98,13 @@ final class Connection implements Session {
         // answers are bounded by max-in-flight and always have room; events and routed calls get
         // queueCapacity, past which the socket is a slow consumer
         this.eventCapacity = queueCapacity;
-        this.outbound = new ArrayBlockingQueue<>(queueCapacity + transport.maxInFlight() + 16);
-        this.writer = Thread.ofVirtual().name("hypha-ws-writer-" + id).unstarted(this::writeLoop);
+        this.stallNanos = transport.stallTimeout().toNanos();
+        this.outbound = new LinkedBlockingQueue<>(queueCapacity + transport.maxInFlight() + 16);
     }
 
     void start(String hello) {
         outbound.add(hello);
-        writer.start();
+        kickWriter();
     }
 
     // ---------------------------------------------------------------- Session
@@ -154,6 +159,7 @@ final class Connection implements Session {
             slowConsumer();
             return false;
         }
+        kickWriter();
         return true;
     }
 
@@ -177,6 +183,11 @@ final class Connection implements Session {
 
     @Override
     public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
+        if (stalled(System.nanoTime())) {
+            // a provider that owes answers and sent nothing, not even a pong, for the stall timeout:
+            // no call goes there (the sweeper closes it); the caller's next provider is tried
+            return false;
+        }
         if (outbound.size() >= eventCapacity) {
             // a provider that stopped reading is closed as a slow consumer; this call is not part of
             // what it takes down: the caller's next provider is tried
@@ -254,6 +265,7 @@ final class Connection implements Session {
         byte[] bytes = new byte[payload.available()];
         payload.read(bytes);
         outbound.offer(new Pong(bytes));
+        kickWriter();
     }
 
     private record Pong(byte[] payload) {
@@ -382,43 +394,81 @@ final class Connection implements Session {
             close(CLOSE_IDLE, "idle timeout", true);
             return;
         }
-        if (ping) {
-            outbound.offer(PING);
+        if (stalled(now)) {
+            transport.stalledCloses().inc();
+            slowConsumer();
+            return;
         }
+        boolean owes = !calls.isEmpty();
+        if (ping || (owes && now - lastReceivedNanos > stallNanos / 2 && now - lastPingNanos > stallNanos / 2)) {
+            // a peer that owes answers and is silent is asked for a pong: a live one answers it
+            lastPingNanos = now;
+            outbound.offer(PING);
+            kickWriter();
+        }
+    }
+
+    /**
+     * True when the peer owes answers to routed calls and sent nothing at all, not even a pong to
+     * the ping it was sent, for {@code ws.stall-timeout}: a provider whose process hangs with its
+     * socket open. Calls are no longer routed to it, and it is closed as a slow consumer. (A
+     * subscriber that reads slowly is paced by credit and closed only when its queue overflows.)
+     */
+    boolean stalled(long now) {
+        return now - lastReceivedNanos > stallNanos && !calls.isEmpty();
     }
 
     // ---------------------------------------------------------------- outbound
 
     /**
-     * The socket's one writer. It also runs the clean-up when the socket closes, whoever closed it:
-     * a thread that does not own the socket (an object's, the committer's) only marks it closed and
-     * hands over, so failing calls and telling objects never delays that thread's other work.
+     * Starts the socket's writer unless it runs: a virtual thread that drains the queue and ends
+     * when the queue is empty, so an idle socket holds no parked thread (its stack would be most of
+     * an idle socket's memory). At most one runs at a time, so sends never interleave.
      */
-    private void writeLoop() {
-        List<Object> batch = new ArrayList<>(MAX_BATCH_FRAMES);
-        try {
-            while (open.get() || !outbound.isEmpty()) {
-                Object first = outbound.poll(1, TimeUnit.SECONDS);
-                if (first == null) {
-                    continue;
+    private void kickWriter() {
+        if (writing.compareAndSet(false, true)) {
+            Thread.ofVirtual().name("hypha-ws-writer-" + id).start(this::drain);
+        }
+    }
+
+    /**
+     * The socket's one writer, while there is something to write. It also runs the clean-up when the
+     * socket closes, whoever closed it: a thread that does not own the socket (an object's, the
+     * committer's) only marks it closed and hands over, so failing calls and telling objects never
+     * delays that thread's other work.
+     */
+    private void drain() {
+        List<Object> batch = new ArrayList<>(Math.min(16, MAX_BATCH_FRAMES));
+        while (true) {
+            try {
+                while (!closeWritten) {
+                    Object first = outbound.poll();
+                    if (first == null) {
+                        break;
+                    }
+                    batch.add(first);
+                    outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+                    closeWritten = writeBatch(batch);
+                    batch.clear();
                 }
-                batch.add(first);
-                outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
-                if (writeBatch(batch)) {
-                    break;
+            } catch (RuntimeException e) {
+                LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
+                closeWritten = true;
+                if (open.compareAndSet(true, false)) {
+                    closeTcp();
                 }
-                batch.clear();
             }
-        } catch (InterruptedException e) {
-            // terminate(): the TCP connection is gone or going
-            Thread.interrupted();
-        } catch (RuntimeException e) {
-            LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
-            if (open.compareAndSet(true, false)) {
-                closeTcp();
+            if (closeWritten || !open.get()) {
+                outbound.clear();
+                cleanup();
+                // stays "writing" for good: nothing is written after the close
+                return;
             }
-        } finally {
-            cleanup();
+            writing.set(false);
+            // a frame queued after the last poll and before the flag dropped must not wait
+            if (outbound.isEmpty() || !writing.compareAndSet(false, true)) {
+                return;
+            }
         }
     }
 
@@ -477,7 +527,7 @@ final class Connection implements Session {
     /**
      * Closes the socket with a code, never blocking the caller (often an object's or the
      * committer's thread): it marks the socket closed and queues the close frame; the writer sends
-     * it and then cleans up ({@link #writeLoop}). The close frame goes behind nothing (the queue is
+     * it and then cleans up ({@link #drain}). The close frame goes behind nothing (the queue is
      * cleared when {@code hard}, as for a slow consumer) or behind what is queued; with {@code hard}
      * the TCP socket is also closed after a short grace, since a peer that does not read may never
      * take the close frame.
@@ -494,14 +544,18 @@ final class Connection implements Session {
             outbound.clear();
             outbound.offer(new CloseRequest(code, reason));
         }
+        kickWriter();
         // a peer that never answers the close frame does not keep the TCP connection
         transport.closeSocketLater(this, hard ? 1000 : 5000);
     }
 
-    /** Closes the TCP socket now (after the grace of a close) and stops the writer, which cleans up. */
+    /**
+     * Closes the TCP socket now (after the grace of a close): a writer blocked on a peer that does
+     * not read fails and cleans up; with no writer running, one starts to clean up.
+     */
     void terminate() {
         closeTcp();
-        writer.interrupt();
+        kickWriter();
     }
 
     private void closeTcp() {

@@ -55,6 +55,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final int outboundQueue;
     private final Duration pingInterval;
     private final Duration idleTimeout;
+    private final Duration stallTimeout;
+    private final HeapGuard heap;
+    private final Metrics.Counter lowMemoryRefusals;
+    private final Metrics.Counter stalledCloses;
     private final String limitsJson;
     private final Map<Long, Connection> connections = new ConcurrentHashMap<>();
     private final Map<String, Set<Connection>> byToken = new ConcurrentHashMap<>();
@@ -79,6 +83,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.outboundQueue = config.intValue("ws.outbound-queue");
         this.pingInterval = config.duration("ws.ping-interval");
         this.idleTimeout = config.duration("ws.idle-timeout");
+        this.stallTimeout = config.duration("ws.stall-timeout");
+        this.heap = new HeapGuard(config.intValue("ws.heap-reserve-percent") / 100.0);
+        this.lowMemoryRefusals = metrics.counter(Metric.WS_LOW_MEMORY_REFUSALS);
+        this.stalledCloses = metrics.counter(Metric.WS_STALLED_CLOSES);
         this.limitsJson = JsonOut.object(192).num("max_frame_bytes", maxFrameBytes).num("max_in_flight", maxInFlight)
                 .num("max_credit", config.intValue("log.max-credit"))
                 .num("max_entry_bytes", config.intValue("log.max-entry-bytes"))
@@ -107,11 +115,13 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         String ws = Names.checkWorkspace(req.path().pathParameters().get("ws"));
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
+        // the same refusals as the upgrade itself, so the answer names the real reason
+        admitHere(ws, false);
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
         if (upgrade && WsUpgrade.wellFormed(req.headers())) {
-            // well-formed, authenticated and admitted: what refused it was the placement (the
-            // workspace between two servers), which does not recur here when it just ended
+            // well-formed, authenticated and admitted, and admitHere passed just now: what refused it
+            // (the workspace between two servers, low memory) ended in between; retrying works
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
         }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
@@ -146,11 +156,24 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         Names.checkWorkspace(ws);
         Principal p = control.authenticate(token.orElseThrow(() -> HyphaException.unauthorized("missing token")));
         admit(p, ws);
+        admitHere(ws, true);
+        return p;
+    }
+
+    /**
+     * Refuses with {@code unavailable} a socket this server cannot take now: its heap is nearly
+     * full, or no server serves the workspace at this moment (a move in progress). The client retries.
+     */
+    private void admitHere(String ws, boolean count) {
+        if (heap.low()) {
+            if (count) {
+                lowMemoryRefusals.inc();
+            }
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later or elsewhere");
+        }
         if (!placement.serves(ws) && placement.elsewhere(ws).isEmpty()) {
-            // no server serves it at this moment (a move in progress): the client retries
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
         }
-        return p;
     }
 
     /**
@@ -273,6 +296,15 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     ObjectHost host() {
         return host;
+    }
+
+    /** How long a peer that owes answers may stay silent before it is a stalled peer. */
+    Duration stallTimeout() {
+        return stallTimeout;
+    }
+
+    Metrics.Counter stalledCloses() {
+        return stalledCloses;
     }
 
     Metrics.Counter slowConsumerCloses() {

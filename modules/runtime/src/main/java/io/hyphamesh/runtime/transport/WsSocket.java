@@ -69,7 +69,8 @@ final class WsSocket implements ServerConnection, WsSession {
 
     // the message being received (reader thread only)
     private int messageOp = NO_MESSAGE;
-    private byte[] message = new byte[1024];
+    /** The message being read; made on the first message (an idle socket holds none). */
+    private byte[] message = new byte[0];
     private int messageLength;
     private long skippedBytes;
     private final Utf8 utf8 = new Utf8();
@@ -192,7 +193,7 @@ final class WsSocket implements ServerConnection, WsSession {
         if (keep) {
             int need = messageLength + (int) length;
             if (need > message.length) {
-                message = java.util.Arrays.copyOf(message, Math.max(need, Math.min(maxMessageBytes,
+                message = java.util.Arrays.copyOf(message, Math.max(Math.max(need, 1024), Math.min(maxMessageBytes,
                         message.length * 2)));
             }
             readMasked(message, messageLength, (int) length, mask, 0);

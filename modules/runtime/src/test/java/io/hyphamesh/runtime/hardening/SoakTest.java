@@ -42,7 +42,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (or {@code -Dhypha.soak.kills=N}) runs a long one.
  */
 class SoakTest {
-    private static final int KILLS = Integer.getInteger("hypha.soak.kills", 3);
+    private static final int KILLS = Integer.getInteger("hypha.soak.kills", 2);
     private static final long SEED = Long.getLong("hypha.soak.seed", 7L);
 
     private final Random rnd = new Random(SEED);

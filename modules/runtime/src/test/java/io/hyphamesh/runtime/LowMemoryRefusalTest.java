@@ -1,0 +1,59 @@
+package io.hyphamesh.runtime;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.hyphamesh.runtime.hardening.WireSocket;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A server whose heap fills with sockets refuses new ones with {@code 503 unavailable} before it
+ * runs out, and keeps serving: no OutOfMemoryError, health stays UP, the sockets it took still work.
+ */
+class LowMemoryRefusalTest {
+
+    @Test
+    void socketsAreRefusedWith503BeforeTheHeapRunsOut() throws Exception {
+        try (ChildServer child = new ChildServer(Files.createTempDirectory("hypha-lowmem"), "-Xmx48m")) {
+            child.start();
+            HttpClient http = HttpClient.newHttpClient();
+            http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + child.port() + "/v1/workspaces"))
+                    .header("Authorization", "Bearer " + TestServer.ROOT)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"mem\"}")).build(), HttpResponse.BodyHandlers.ofString());
+            List<WireSocket> open = new ArrayList<>();
+            String refusal = null;
+            try {
+                for (int i = 0; i < 12_000 && refusal == null; i++) {
+                    try {
+                        WireSocket s = WireSocket.open(child.port(), "mem", TestServer.ROOT);
+                        open.add(s);
+                    } catch (AssertionError refused) {
+                        refusal = refused.getMessage();
+                    }
+                }
+                System.out.println("sockets held before a refusal: " + open.size() + "; " + refusal);
+                assertTrue(refusal != null && refusal.contains("503"),
+                        "refused with 503 before 12,000 sockets in a 48 MB heap: " + refusal);
+                HttpResponse<String> health = http.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + child.port() + "/observe/health")).build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, health.statusCode(), health.body());
+                // a socket it took still works
+                WireSocket first = open.get(0);
+                first.sendText("{\"id\":1,\"op\":\"ping\"}");
+                first.expect("\"re\":1", 10_000);
+            } finally {
+                open.forEach(WireSocket::close);
+            }
+            assertFalse(Files.readString(child.log()).contains("OutOfMemoryError"), "no OutOfMemoryError");
+        }
+    }
+}
