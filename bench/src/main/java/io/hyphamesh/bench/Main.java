@@ -112,6 +112,11 @@ public final class Main {
             if (o.peers().contains("redis")) {
                 RedisPeer.run(run, tmp);
             }
+            if (o.cluster() > 0 && o.anySelected("cluster")) {
+                config.put("cluster_servers", o.cluster());
+                config.put("cluster_kills", o.clusterKills());
+                ClusterScenarios.run(run, tmp, config, cost, teardown);
+            }
         } catch (Exception e) {
             Progress.say("bench: the run stopped early: " + Load.describe(e));
             run.add(Row.of("run", Row.US).errors(1).note("the run stopped early: " + Load.describe(e)));

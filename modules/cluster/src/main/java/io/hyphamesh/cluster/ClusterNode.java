@@ -30,6 +30,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -103,8 +104,13 @@ public final class ClusterNode implements AutoCloseable {
     private volatile long lastContactNanos;
     private volatile long sessionId;
     private volatile boolean closing;
-    /** Set when Curator reports the session lost: another server may already own our partitions. */
-    private volatile boolean sessionLost;
+    /**
+     * Counts Curator's reports that the session was lost (another server may already own our
+     * partitions); the reconciler sets {@link #lossesHandled} to what it saw once it dropped them.
+     * Not fresh while the two differ.
+     */
+    private final AtomicInteger sessionLosses = new AtomicInteger();
+    private volatile int lossesHandled;
     private volatile Map<String, URI> members = Map.of();
     private volatile Map<Integer, Location> locations = Map.of();
     private volatile Assignment assignment;
@@ -177,9 +183,14 @@ public final class ClusterNode implements AutoCloseable {
         return config;
     }
 
-    /** True while the ZooKeeper session is known alive (see the class comment). */
+    /**
+     * True while the ZooKeeper session is known alive (see the class comment): the session this
+     * server registered under, so from the report of a lost session until the partitions held under
+     * it were dropped, and on a new session until it registered, this server is not fresh.
+     */
     public boolean fresh() {
-        return connected && System.nanoTime() - lastContactNanos < halfSessionNanos;
+        return connected && lossesHandled == sessionLosses.get()
+                && System.nanoTime() - lastContactNanos < halfSessionNanos;
     }
 
     /** True when this server serves {@code partition} now: it holds it and its session is fresh. */
@@ -259,7 +270,7 @@ public final class ClusterNode implements AutoCloseable {
             case SUSPENDED, READ_ONLY -> connected = false;
             case LOST -> {
                 connected = false;
-                sessionLost = true;
+                sessionLosses.incrementAndGet();
                 wake.release();
             }
         }
@@ -271,8 +282,14 @@ public final class ClusterNode implements AutoCloseable {
             long started = System.nanoTime();
             try {
                 if (zk.getZookeeperClient().isConnected()) {
+                    long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
                     zk.getData().forPath(config.root() + "/nodes");
-                    lastContactNanos = started;
+                    // only a round trip on the session this server registered and acquired its partitions
+                    // under counts: on a new session (the old one expired) it stays stale until the
+                    // reconciler has dropped what it held and registered again
+                    if (session == sessionId && zk.getZookeeperClient().getZooKeeper().getSessionId() == session) {
+                        lastContactNanos = started;
+                    }
                 }
             } catch (Exception e) {
                 LOG.log(Level.FINE, "cluster heartbeat failed", e);
@@ -302,9 +319,10 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void reconcile() throws Exception {
-        if (sessionLost) {
-            sessionLost = false;
+        int losses = sessionLosses.get();
+        if (losses != lossesHandled) {
             dropAll("the ZooKeeper session was lost");
+            lossesHandled = losses;
         }
         if (!zk.getZookeeperClient().isConnected()) {
             return;
@@ -315,8 +333,9 @@ public final class ClusterNode implements AutoCloseable {
             if (sessionId != 0) {
                 dropAll("the ZooKeeper session expired");
             }
-            sessionId = session;
             register();
+            // after the registration: a failed one is tried again next time, and freshness waits for it
+            sessionId = session;
         }
         readMembers();
         if (latch.hasLeadership()) {

@@ -119,6 +119,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         admitHere(ws, false);
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
+        if (upgrade && WsUpgrade.wellFormed(req.headers())) {
+            // well-formed, authenticated and admitted, and admitHere passed just now: what refused it
+            // (the workspace between two servers, low memory) ended in between; retrying works
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
+        }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
