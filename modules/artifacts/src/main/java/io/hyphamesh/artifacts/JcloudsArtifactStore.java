@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.logging.Logger;
 
 import org.jclouds.blobstore.BlobStore;
 import org.jclouds.blobstore.BlobStoreContext;
@@ -31,6 +33,7 @@ final class JcloudsArtifactStore implements ArtifactStore {
     static final String LOCAL_CONTAINER = "artifacts";
     /** Where upload records live; no workspace name starts with '.', so no blob key collides. */
     static final String UPLOADS_PREFIX = ".hypha/uploads/";
+    private static final Logger LOG = Logger.getLogger(JcloudsArtifactStore.class.getName());
 
     private final ArtifactConfig config;
     private final BlobStoreContext context;
@@ -38,6 +41,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
     private final UploadRecords records;
     private final BindingPlane binding;
     private final MultipartPlane multipart;
+    /** The last write failed for a lasting reason (a full disk), and none succeeded since. */
+    private volatile WriteProblem writeProblem;
 
     private JcloudsArtifactStore(ArtifactConfig config, BlobStoreContext context, String container) {
         this.config = config;
@@ -106,7 +111,34 @@ final class JcloudsArtifactStore implements ArtifactStore {
 
     @Override
     public BlobInfo put(String workspace, String path, InputStream body, long contentLength, String contentType) {
-        return binding.put(workspace, path, body, contentLength, contentType);
+        return written(() -> binding.put(workspace, path, body, contentLength, contentType));
+    }
+
+    /**
+     * Runs a write, remembering a full disk until the next write succeeds: health reports the
+     * store degraded meanwhile, and it recovers by itself when space returns.
+     */
+    private <T> T written(Supplier<T> write) {
+        try {
+            T t = write.get();
+            writeProblem = null;
+            return t;
+        } catch (HyphaException e) {
+            if (Failures.isDiskFull(e) && writeProblem == null) {
+                writeProblem = new WriteProblem("disk full", System.currentTimeMillis());
+                LOG.warning("the blob store's disk is full: uploads are refused until space returns");
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public Optional<String> writeProblem() {
+        WriteProblem w = writeProblem;
+        return w == null ? Optional.empty() : Optional.of(w.what() + " since " + Instant.ofEpochMilli(w.since()));
+    }
+
+    private record WriteProblem(String what, long since) {
     }
 
     @Override
@@ -163,7 +195,7 @@ final class JcloudsArtifactStore implements ArtifactStore {
 
     @Override
     public BlobInfo complete(String workspace, String uploadId, List<PartEtag> parts) {
-        return multipart.complete(workspace, uploadId, parts);
+        return written(() -> multipart.complete(workspace, uploadId, parts));
     }
 
     @Override
@@ -191,8 +223,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
     @Override
     public String putSignedPart(String workspace, String uploadId, int partNumber, String method,
             long expiresEpochSeconds, String signature, InputStream body, long contentLength) {
-        return multipart.putSignedPart(workspace, uploadId, partNumber, method, expiresEpochSeconds, signature, body,
-                contentLength);
+        return written(() -> multipart.putSignedPart(workspace, uploadId, partNumber, method, expiresEpochSeconds,
+                signature, body, contentLength));
     }
 
     @Override

@@ -230,7 +230,7 @@ public final class HyphaServer implements AutoCloseable {
                                                int[] webPort) {
         return HttpRouting.builder()
                 .addFilter(HttpSupport.framingFilter())
-                .register(new ObserveRoutes(metrics, artifactRoutes::ready, storage, cluster))
+                .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
                 // before the control routes: in cluster mode it sends object routes to their owner
                 .register(new ClusterRoutes(control, storage.partitions(), cluster,
                         () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))

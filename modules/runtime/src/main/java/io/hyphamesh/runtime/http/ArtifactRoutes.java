@@ -101,6 +101,12 @@ public final class ArtifactRoutes implements HttpService {
         return store != null;
     }
 
+    /** Why the store's writes fail now (a full disk), if they do; health reports it. */
+    public Optional<String> writeProblem() {
+        ArtifactStore s = store;
+        return s == null ? Optional.empty() : s.writeProblem();
+    }
+
     /** Removes a deleted workspace's blobs and open uploads (the control plane's blob cleaner). */
     public void deleteWorkspace(String workspace) {
         ArtifactStore s = store;

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Status;
@@ -20,19 +21,23 @@ import io.hyphamesh.storage.Storage;
  * Health ({@code /observe/health}) and Prometheus metrics ({@code /observe/metrics}). No
  * authentication: they expose counts and states, never data. Health answers {@code 200} with
  * status {@code UP} when everything works, {@code 200} with {@code DEGRADED} when a storage part
- * cannot write (the workspaces on the others still work; it recovers by itself), and {@code 503}
+ * cannot write (the workspaces on the others still work; it recovers by itself) or the blob store's
+ * writes fail for a lasting reason (a full disk: reads still work), and {@code 503}
  * with {@code DOWN} when nothing can be served: the blob store is not ready, no storage part can
  * write, or a cluster member has not joined or lost its coordination session. Stateless.
  */
 public final class ObserveRoutes implements HttpService {
     private final Metrics metrics;
     private final BooleanSupplier artifactsUp;
+    private final Supplier<Optional<String>> artifactsProblem;
     private final Storage storage;
     private final Optional<ClusterWiring> cluster;
 
-    public ObserveRoutes(Metrics metrics, BooleanSupplier artifactsUp, Storage storage, Optional<ClusterWiring> cluster) {
+    public ObserveRoutes(Metrics metrics, BooleanSupplier artifactsUp, Supplier<Optional<String>> artifactsProblem,
+                         Storage storage, Optional<ClusterWiring> cluster) {
         this.metrics = metrics;
         this.artifactsUp = artifactsUp;
+        this.artifactsProblem = artifactsProblem;
         this.storage = storage;
         this.cluster = cluster;
     }
@@ -50,7 +55,9 @@ public final class ObserveRoutes implements HttpService {
         boolean clusterOk = true;
         JsonOut o = JsonOut.object(256);
         JsonOut checks = JsonOut.object(256);
-        checks.str("artifacts", artifacts ? "UP" : "DOWN");
+        Optional<String> blobProblem = artifacts ? artifactsProblem.get() : Optional.empty();
+        checks.str("artifacts", !artifacts ? "DOWN" : blobProblem.isPresent() ? "DEGRADED" : "UP");
+        blobProblem.ifPresent(p -> checks.str("artifacts_problem", p));
         checks.beginArray("storage");
         for (Storage.Health h : parts) {
             checks.beginObject().str("part", h.part()).str("status", h.writable() ? "UP" : "DOWN")
@@ -78,7 +85,7 @@ public final class ObserveRoutes implements HttpService {
         String status;
         if (!artifacts || writable == 0 || !clusterOk) {
             status = "DOWN";
-        } else if (writable < parts.size()) {
+        } else if (writable < parts.size() || blobProblem.isPresent()) {
             status = "DEGRADED";
         } else {
             status = "UP";
