@@ -46,7 +46,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ClusterNode implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ClusterNode.class.getName());
-    private static final long LOOP_MILLIS = 200;
+    private static final long LOOP_MILLIS = 100;
 
     /** What the runtime does when partitions come and go. Called on the reconciler thread. */
     public interface Listener {

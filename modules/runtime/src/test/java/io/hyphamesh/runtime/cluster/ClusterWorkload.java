@@ -57,7 +57,7 @@ final class ClusterWorkload implements Runnable {
 
     static HyphaClient client(List<URI> servers) {
         return HyphaClient.connect(servers, TestServer.ROOT, ClientOptions.builder()
-                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(400))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(250))
                 .waitForReconnect(true)
                 .requestTimeout(OP_TIMEOUT)
                 .build());
