@@ -283,6 +283,13 @@ final class Connection implements Session {
             sendError(HyphaException.badRequest("a request frame needs an integer 'id'"));
             return;
         }
+        if (transport.lowMemory() && !"ping".equals(frame.string("op", ""))) {
+            // shed work rather than thrash: the request is not run (answers to routed calls, handled
+            // above, and pings still pass)
+            inFlight.incrementAndGet();
+            fail(reqId, new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later (not applied)"));
+            return;
+        }
         if (inFlight.incrementAndGet() > transport.maxInFlight()) {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
             return;
