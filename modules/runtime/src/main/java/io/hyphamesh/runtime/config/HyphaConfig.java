@@ -22,7 +22,7 @@ import io.helidon.config.ConfigSources;
  * set in code with {@link Builder#set}. Immutable once built.
  */
 public final class HyphaConfig {
-    /** Every key the server reads. {@code docs/CONFIG.md} is generated from the same list. */
+    /** Every key the server reads; {@code docs/CONFIG.md} and {@code --help} list the same (a test checks the doc). */
     public static final List<Setting> SETTINGS = List.of(
             new Setting("host", "127.0.0.1", "interface the server listens on"),
             new Setting("port", "8080", "TCP port (0 picks a free one)"),
