@@ -459,6 +459,10 @@ final class Connection implements Session {
                     closeTcp();
                 }
             }
+            if (!closeWritten && !open.get() && !outbound.isEmpty()) {
+                // closed while this run was ending: what close() queued (its close frame) goes out
+                continue;
+            }
             if (closeWritten || !open.get()) {
                 outbound.clear();
                 cleanup();
