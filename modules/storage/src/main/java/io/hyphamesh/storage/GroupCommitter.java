@@ -280,6 +280,11 @@ final class GroupCommitter {
         Throwable first = o.failure;
         if (reconnect != null && connectionBroken()) {
             boolean reopened = reopen();
+            if (reopened) {
+                // worth an operator's line (a session ended by PostgreSQL, a database restart); the probe
+                // loop of a store that cannot write reopens quietly
+                LOG.info(name + ": write connection reopened after it broke: " + first.getMessage());
+            }
             if (reopened && !o.unknown && !o.applied.isEmpty()) {
                 // the connection broke before the commit (a database restart, a session ended by the
                 // server): nothing of it was stored, so the batch gets one more try on the new connection
@@ -513,7 +518,6 @@ final class GroupCommitter {
         try {
             conn = reconnect.open();
             prepare();
-            LOG.fine(name + ": write connection reopened");
             return true;
         } catch (SQLException e) {
             LOG.fine(name + ": cannot reopen the write connection: " + e.getMessage());
