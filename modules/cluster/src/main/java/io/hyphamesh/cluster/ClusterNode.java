@@ -116,6 +116,8 @@ public final class ClusterNode implements AutoCloseable {
     /** When each server that left was last seen gone (reconciler thread only). */
     private final Map<String, Long> goneAt = new HashMap<>();
     private final AtomicLong moves = new AtomicLong();
+    /** Partitions dropped after a lost session and not yet released in the database. */
+    private final Set<Integer> unreleased = ConcurrentHashMap.newKeySet();
 
     private ClusterNode(ClusterConfig config, Partitions partitions, Listener listener) {
         this.config = config;
@@ -257,6 +259,10 @@ public final class ClusterNode implements AutoCloseable {
                 connected = false;
                 sessionLosses.incrementAndGet();
                 wake.release();
+                // the runtime drops the partitions' objects at once, not when the reconciler next
+                // runs: it may be inside a ZooKeeper call that retries until a new session is up
+                // (seconds on a loaded machine); the database releases follow in the reconciler
+                Thread.ofVirtual().name("hypha-cluster-lost").start(() -> forgetServing("the ZooKeeper session was lost"));
             }
         }
     }
@@ -484,14 +490,25 @@ public final class ClusterNode implements AutoCloseable {
         tree.unannounce(p, config.nodeId());
     }
 
-    private void dropAll(String why) {
-        if (serving.isEmpty()) {
-            return;
-        }
-        LOG.warning("dropping " + serving.size() + " partitions: " + why);
+    /** Stops serving every partition and tells the runtime; each stays held in the database until {@link #dropAll}. */
+    private void forgetServing(String why) {
+        int dropped = 0;
         for (Integer p : new ArrayList<>(serving.keySet())) {
-            serving.remove(p);
-            listener.lost(p);
+            if (serving.remove(p) != null) {
+                unreleased.add(p);
+                listener.lost(p);
+                dropped++;
+            }
+        }
+        if (dropped > 0) {
+            LOG.warning("dropped " + dropped + " partitions: " + why);
+        }
+    }
+
+    private void dropAll(String why) {
+        forgetServing(why);
+        for (Integer p : new ArrayList<>(unreleased)) {
+            unreleased.remove(p);
             try {
                 partitions.release(p, config.releaseTimeout());
             } catch (RuntimeException e) {
