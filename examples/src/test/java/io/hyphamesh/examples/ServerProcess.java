@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,9 +44,17 @@ final class ServerProcess implements AutoCloseable {
     static ServerProcess start(String... settings) {
         try {
             ServerProcess s = new ServerProcess(Files.createTempDirectory("hypha-examples"), List.of(settings));
-            s.port = freePort();
-            s.boot();
-            return s;
+            // a port picked free may be taken by a test running beside this one before the server binds
+            // it: the server then exits saying so, and it is started again on another port
+            for (int attempt = 1; ; attempt++) {
+                s.port = freePort();
+                if (s.boot()) {
+                    return s;
+                }
+                if (attempt == 3) {
+                    throw new AssertionError("three free ports were taken before the server could listen; see " + s.log);
+                }
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -59,34 +68,52 @@ final class ServerProcess implements AutoCloseable {
         }
     }
 
-    private void boot() {
+    /** True when it is up; false when its port was taken before it could listen there. */
+    private boolean boot() {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Dguice_bytecode_gen_option=DISABLED", "-cp", System.getProperty("java.class.path"),
                 "io.hyphamesh.runtime.Main", "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + ROOT,
                 "--storage.shards=1"));
         cmd.addAll(extra);
+        long logStart;
         try {
+            logStart = Files.exists(log) ? Files.size(log) : 0;
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Awaitility.await("server on port " + port + " up").atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+        // up means: this process says it listens on this port (not merely: something answers there)
+        String listening = ":" + port + " (data: ";
+        return Awaitility.await("server on port " + port + " up").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100)).ignoreExceptionsInstanceOf(IOException.class)
                 .until(() -> {
+                    byte[] all = Files.readAllBytes(log);
+                    int from = (int) Math.min(logStart, all.length);
+                    String since = new String(all, from, all.length - from, StandardCharsets.UTF_8);
                     if (!process.isAlive()) {
+                        if (since.contains("another server is listening there")) {
+                            return false;
+                        }
                         throw new AssertionError("the server exited: " + Files.readString(log));
                     }
-                    return HTTP.send(HttpRequest.newBuilder(base().resolve("/observe/health")).build(),
+                    return since.contains(listening) && HTTP.send(HttpRequest.newBuilder(base().resolve("/observe/health")).build(),
                             HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-                });
+                }, up -> up || !process.isAlive());
+    }
+
+    /** Starts it again on its port; fails when that port was taken meanwhile. */
+    private void bootAgain() {
+        if (!boot()) {
+            throw new AssertionError("port " + port + " was taken while the server was down; see " + log);
+        }
     }
 
     /** Stops it gracefully and starts it again on the same port and data directory. */
     void restart() {
         stop();
-        boot();
+        bootAgain();
     }
 
     /** SIGKILL: no shutdown hook, no close frame; the kernel ends the TCP connections. */
@@ -101,7 +128,7 @@ final class ServerProcess implements AutoCloseable {
 
     /** Starts it again on the same port and data directory after {@link #kill()} or {@link #stop()}. */
     void startAgain() {
-        boot();
+        bootAgain();
     }
 
     void stop() {

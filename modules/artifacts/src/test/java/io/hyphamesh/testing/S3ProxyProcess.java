@@ -50,12 +50,24 @@ public final class S3ProxyProcess implements AutoCloseable {
         this.log = log;
     }
 
+    /**
+     * Starts one on a free port. A port picked free may be taken by a test running beside this one
+     * before S3Proxy binds it; then it is started again on another port (three tries).
+     */
     public static S3ProxyProcess start(Path workDir) throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
+        for (int attempt = 1; ; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            try {
+                return start(workDir, port);
+            } catch (IllegalStateException e) {
+                if (attempt == 3 || !e.getMessage().contains("Failed to bind")) {
+                    throw e;
+                }
+            }
         }
-        return start(workDir, port);
     }
 
     /** Kills the process at once (SIGKILL), as a crash or a lost endpoint would; {@link #restart()} brings it back. */

@@ -50,31 +50,62 @@ final class ChildServer implements AutoCloseable {
         return log;
     }
 
-    /** Starts the child on a fresh free port and waits until it answers health checks. */
+    /**
+     * Starts the child on a fresh free port and waits until it answers health checks. A port picked
+     * free may be taken by a test running beside this one before the child binds it: the child then
+     * exits saying so, and it is started again on another port.
+     */
     void start() {
-        // a port freed by a killed child may be taken by anyone meanwhile: each start picks anew
-        port = freePort();
+        for (int attempt = 1; ; attempt++) {
+            // a port freed by a killed child may be taken by anyone meanwhile: each start picks anew
+            port = freePort();
+            if (boot()) {
+                return;
+            }
+            if (attempt == 3) {
+                throw new AssertionError("three free ports were taken before the child could listen; see " + log);
+            }
+        }
+    }
+
+    /** True when it is up; false when its port was taken before it could listen there. */
+    private boolean boot() {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(javaBin, heap, "-XX:+ExitOnOutOfMemoryError", "-cp", System.getProperty("java.class.path"),
                 Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                 "--storage.shards=2"));
+        long logStart;
         try {
+            logStart = Files.exists(log) ? Files.size(log) : 0;
             process = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // up means: this process says it listens on this port (not merely: something answers there)
+        String listening = ":" + port + " (data: ";
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        Awaitility.await("child server up").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-                .ignoreExceptions()
+        boolean up = Awaitility.await("child server up").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .ignoreExceptionsInstanceOf(IOException.class)
                 .until(() -> {
+                    String since = logSince(logStart);
                     if (!process.isAlive()) {
+                        if (since.contains("another server is listening there")) {
+                            return false;
+                        }
                         throw new AssertionError("child server exited: " + Files.readString(log));
                     }
-                    return http.send(java.net.http.HttpRequest.newBuilder(
+                    return since.contains(listening) && http.send(java.net.http.HttpRequest.newBuilder(
                                     java.net.URI.create("http://127.0.0.1:" + port + "/observe/health")).build(),
                             java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-                });
+                }, ok -> ok || !process.isAlive());
+        return up;
+    }
+
+    private String logSince(long offset) throws IOException {
+        byte[] all = Files.readAllBytes(log);
+        return new String(all, (int) Math.min(offset, all.length), all.length - (int) Math.min(offset, all.length),
+                java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** SIGKILL: no shutdown hook runs. */

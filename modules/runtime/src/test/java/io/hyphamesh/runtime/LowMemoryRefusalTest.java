@@ -10,6 +10,7 @@ import java.util.List;
 
 import io.hyphamesh.runtime.hardening.WireSocket;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -20,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * runs out (and sheds requests with {@code unavailable} while it stays short), and keeps serving: no
  * OutOfMemoryError, health stays UP, the sockets it took still answer.
  */
+@Isolated
 class LowMemoryRefusalTest {
 
     @Test

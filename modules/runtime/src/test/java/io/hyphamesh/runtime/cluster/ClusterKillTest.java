@@ -11,6 +11,7 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.storage.Partitions;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * killed server acknowledges a write again within 5 s of the kill. The killed server then comes
  * back and the rebalance loses nothing. {@code -Dcluster.kills=N} repeats the kill (the soak).
  */
+@Isolated
 class ClusterKillTest {
     private static final int WORKSPACES = 24;
     private static final int PARTITIONS = 24;

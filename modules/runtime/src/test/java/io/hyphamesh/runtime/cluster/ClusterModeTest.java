@@ -20,6 +20,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -30,6 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * wrong one is closed with 4307 and the owner's URL, object routes answer 307), and when one server
  * leaves, the other serves its workspaces with everything they had.
  */
+// alone in its JVM while it runs: a server is fresh only while its ZooKeeper round trips keep
+// coming, which a starved CPU delays
+@Isolated
 class ClusterModeTest {
     private static final int PARTITIONS = 8;
     private static final HttpClient HTTP = HttpClient.newHttpClient();

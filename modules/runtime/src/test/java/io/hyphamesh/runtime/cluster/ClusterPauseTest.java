@@ -34,6 +34,7 @@ import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -57,6 +58,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  *       partitions again; every acknowledged write is there exactly once (the workload's books).</li>
  * </ul>
  */
+@Isolated
 class ClusterPauseTest {
     private static final int WORKSPACES = 24;
     private static final int PARTITIONS = 24;

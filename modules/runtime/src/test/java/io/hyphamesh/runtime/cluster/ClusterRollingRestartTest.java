@@ -11,6 +11,7 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.storage.Partitions;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and clients see only retriable errors ({@code unavailable}, {@code timeout}: the workload fails
  * the test on any other).
  */
+@Isolated
 class ClusterRollingRestartTest {
     private static final int WORKSPACES = 24;
     private static final int PARTITIONS = 24;

@@ -16,6 +16,7 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.runtime.TestServer;
 import io.hyphamesh.runtime.host.Placement;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -28,6 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The placement of a real server is set to serve nothing and know no other server, as a cluster
  * member's is during a move.
  */
+// alone in its JVM while it runs: a server is fresh only while its ZooKeeper round trips keep
+// coming, which a starved CPU delays
+@Isolated
 class UpgradeDuringMoveTest {
 
     private static final Placement BETWEEN_SERVERS = new Placement() {

@@ -15,6 +15,7 @@ import io.hyphamesh.runtime.hardening.WireSocket;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonValue;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * that, the calls it held fail {@code peer_gone}, and the other instance of the service takes the
  * calls. Without another instance, a call fails fast instead of waiting out its timeout.
  */
+@Isolated
 class StuckProviderTest {
 
     @Test

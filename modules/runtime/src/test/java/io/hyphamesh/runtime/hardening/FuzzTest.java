@@ -21,6 +21,7 @@ import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,6 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * protocol's close code, and that a refused write left nothing behind. It prints the canary's worst
  * round trip. Seed and size: {@code -Dhypha.fuzz.seed=N -Dhypha.fuzz.steps=N} (printed on failure).
  */
+// alone in its JVM while it runs: it asserts that nothing in the process logged a warning
+@Isolated
 class FuzzTest {
     private static final long SEED = Long.getLong("hypha.fuzz.seed", 20261201L);
     private static final int STEPS = Integer.getInteger("hypha.fuzz.steps", 500);

@@ -9,6 +9,7 @@ import io.hyphamesh.runtime.TestServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -21,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * doubled {@code Content-Length}, a length beside chunked, a body cut short, malformed chunks),
  * bodies that are not UTF-8, and request lines that are not HTTP at all.
  */
+// alone in its JVM while it runs: it counts what the process logs
+@Isolated
 class HttpHardeningTest {
     private static TestServer server;
     private static String ws;
