@@ -45,6 +45,8 @@ public abstract class LiveObject implements WriteOwner {
     private boolean loaded;
     /** Set by {@link Leave}: completed once the last write committed and the instance closed. */
     private CompletableFuture<Void> leaving;
+    /** {@link #leaving} is set: the gate wakes the object when its last commit completes. */
+    private volatile boolean waitsForLastCommit;
     private volatile boolean broken;
     private volatile long lastActivityNanos = System.nanoTime();
 
@@ -229,6 +231,7 @@ public abstract class LiveObject implements WriteOwner {
                 }
                 case Leave l -> {
                     leaving = l.done();
+                    waitsForLastCommit = true;
                     onTerminate();
                 }
                 default -> LOG.warning("unknown message " + m);
@@ -336,6 +339,11 @@ public abstract class LiveObject implements WriteOwner {
     /** Nanoseconds idle, for the reaper. */
     final long idleNanos() {
         return System.nanoTime() - lastActivityNanos;
+    }
+
+    /** True once the instance waits for its last commit to close ({@link Leave}); any thread. */
+    final boolean waitsForLastCommit() {
+        return waitsForLastCommit;
     }
 
     @Override
