@@ -274,6 +274,7 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             lifecycle.unlock();
         }
+        closedSafely();
         ctx.host().hibernated(this);
     }
 
@@ -308,6 +309,7 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             lifecycle.unlock();
         }
+        closedSafely();
         if (!handOver) {
             ctx.host().closed(this);
         }
@@ -434,5 +436,17 @@ public abstract class LiveObject implements WriteOwner {
 
     /** The workspace is being deleted. */
     protected void onTerminate() {
+    }
+
+    /** This instance closed (hibernated, terminated, or dropped for a reload): release what it holds in memory. */
+    protected void onClosed() {
+    }
+
+    private void closedSafely() {
+        try {
+            onClosed();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "closing " + id + " failed", e);
+        }
     }
 }
