@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
@@ -150,52 +151,8 @@ final class ArtifactScenarios {
         try {
             for (int i = 0; i < n; i++) {
                 String path = "bench/multipart-" + i;
-                long t0 = System.nanoTime();
                 try {
-                    HttpResponse<String> init = send("POST", URI.create(ws.uri() + "/artifacts/uploads"),
-                            HttpRequest.BodyPublishers.ofString("{\"path\":" + JsonText.quote(path) + ",\"size\":" + size
-                                    + ",\"part_size\":" + part + ",\"content_type\":\"application/octet-stream\"}"),
-                            HttpResponse.BodyHandlers.ofString());
-                    if (init.statusCode() / 100 != 2) {
-                        throw new IOException("initiate answered " + init.statusCode() + ": " + init.body());
-                    }
-                    JsonObject up = JsonText.parseObject(init.body());
-                    String id = up.containsKey("id") ? up.getString("id") : up.getString("upload_id");
-                    List<Future<String[]>> puts = new ArrayList<>();
-                    for (JsonValue pv : up.getJsonArray("parts")) {
-                        JsonObject p = pv.asJsonObject();
-                        int number = p.getInt("number");
-                        long offset = p.containsKey("offset") ? p.getJsonNumber("offset").longValue() : (long) (number - 1) * part;
-                        long length = p.containsKey("length") ? p.getJsonNumber("length").longValue()
-                                : Math.min(part, size - offset);
-                        URI url = ws.uri().resolve(p.getString("url"));
-                        puts.add(pool.submit(() -> {
-                            long p0 = System.nanoTime();
-                            HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofMinutes(2))
-                                    .PUT(HttpRequest.BodyPublishers.ofByteArray(data, (int) offset, (int) length)).build(),
-                                    HttpResponse.BodyHandlers.ofString());
-                            if (r.statusCode() / 100 != 2) {
-                                throw new IOException("part " + number + " answered " + r.statusCode() + ": " + r.body());
-                            }
-                            parts.recordValue(System.nanoTime() - p0);
-                            String etag = r.headers().firstValue("ETag").orElse("").replace("\"", "");
-                            return new String[] {Integer.toString(number), etag};
-                        }));
-                    }
-                    StringBuilder body = new StringBuilder("{\"parts\":[");
-                    for (int k = 0; k < puts.size(); k++) {
-                        String[] ne = puts.get(k).get();
-                        body.append(k == 0 ? "" : ",").append("{\"number\":").append(ne[0]).append(",\"etag\":")
-                                .append(JsonText.quote(ne[1])).append('}');
-                    }
-                    body.append("]}");
-                    HttpResponse<String> done = send("POST", URI.create(ws.uri() + "/artifacts/uploads/" + id + "/complete"),
-                            HttpRequest.BodyPublishers.ofString(body.toString()), HttpResponse.BodyHandlers.ofString());
-                    if (done.statusCode() / 100 != 2) {
-                        throw new IOException("complete answered " + done.statusCode() + ": " + done.body());
-                    }
-                    created.add(path);
-                    long dt = System.nanoTime() - t0;
+                    long dt = uploadOnce(path, data, part, pool, parts);
                     HttpResponse<byte[]> back = send("GET", files(path), HttpRequest.BodyPublishers.noBody(),
                             HttpResponse.BodyHandlers.ofByteArray());
                     if (back.statusCode() != 200 || !Arrays.equals(MessageDigest.getInstance("SHA-256").digest(back.body()), digest)) {
@@ -224,6 +181,56 @@ final class ArtifactScenarios {
             r.throughput(bytes / (double) size / (totalNanos / 1e9));
         }
         return r;
+    }
+
+    /** One multipart upload of {@code data} at {@code path}: initiate, parts in parallel on their URLs, complete; answers its nanoseconds. */
+    private long uploadOnce(String path, byte[] data, int part, ExecutorService pool, ConcurrentHistogram parts) throws Exception {
+        int size = data.length;
+        long t0 = System.nanoTime();
+        HttpResponse<String> init = send("POST", URI.create(ws.uri() + "/artifacts/uploads"),
+                HttpRequest.BodyPublishers.ofString("{\"path\":" + JsonText.quote(path) + ",\"size\":" + size
+                        + ",\"part_size\":" + part + ",\"content_type\":\"application/octet-stream\"}"),
+                HttpResponse.BodyHandlers.ofString());
+        if (init.statusCode() / 100 != 2) {
+            throw new IOException("initiate answered " + init.statusCode() + ": " + init.body());
+        }
+        JsonObject up = JsonText.parseObject(init.body());
+        String id = up.containsKey("id") ? up.getString("id") : up.getString("upload_id");
+        List<Future<String[]>> puts = new ArrayList<>();
+        for (JsonValue pv : up.getJsonArray("parts")) {
+            JsonObject p = pv.asJsonObject();
+            int number = p.getInt("number");
+            long offset = p.containsKey("offset") ? p.getJsonNumber("offset").longValue() : (long) (number - 1) * part;
+            long length = p.containsKey("length") ? p.getJsonNumber("length").longValue()
+                    : Math.min(part, size - offset);
+            URI url = ws.uri().resolve(p.getString("url"));
+            puts.add(pool.submit(() -> {
+                long p0 = System.nanoTime();
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofMinutes(2))
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(data, (int) offset, (int) length)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() / 100 != 2) {
+                    throw new IOException("part " + number + " answered " + r.statusCode() + ": " + r.body());
+                }
+                parts.recordValue(System.nanoTime() - p0);
+                String etag = r.headers().firstValue("ETag").orElse("").replace("\"", "");
+                return new String[] {Integer.toString(number), etag};
+            }));
+        }
+        StringBuilder body = new StringBuilder("{\"parts\":[");
+        for (int k = 0; k < puts.size(); k++) {
+            String[] ne = puts.get(k).get();
+            body.append(k == 0 ? "" : ",").append("{\"number\":").append(ne[0]).append(",\"etag\":")
+                    .append(JsonText.quote(ne[1])).append('}');
+        }
+        body.append("]}");
+        HttpResponse<String> done = send("POST", URI.create(ws.uri() + "/artifacts/uploads/" + id + "/complete"),
+                HttpRequest.BodyPublishers.ofString(body.toString()), HttpResponse.BodyHandlers.ofString());
+        if (done.statusCode() / 100 != 2) {
+            throw new IOException("complete answered " + done.statusCode() + ": " + done.body());
+        }
+        created.add(path);
+        return System.nanoTime() - t0;
     }
 
     /** Deletes what the scenarios wrote (the workspace deletion would too); returns how many went. */
@@ -290,5 +297,141 @@ final class ArtifactScenarios {
 
     /** A running S3Proxy and its endpoint URL. */
     record S3Proxy(Child child, String endpoint) {
+    }
+
+    // ------------------------------------------------------------------ Ceph
+
+    /**
+     * The artifact scenarios on the {@code s3} provider against a one-node Ceph RADOS Gateway: the
+     * cluster {@code ./hypha test} started (CEPH_TEST_DIR), else one started here with
+     * {@code scripts/ceph.sh} under the run's temp directory and stopped after it. Skipped, saying
+     * why, with {@code --no-ceph}, with {@code --server}, or (without {@code --ceph}) when Ceph is
+     * not installed.
+     */
+    static void ceph(Options o, Run run, Path tmp, boolean onFs, String fsWhy, Map<String, Object> config,
+                     Map<String, Object> cost, List<Object> teardown) {
+        String why = null;
+        String dirEnv = System.getenv("CEPH_TEST_DIR");
+        boolean shared = dirEnv != null && !dirEnv.isBlank();
+        if (!onFs) {
+            why = fsWhy;
+        } else if (o.ceph().equals("off") || "off".equals(System.getenv("CEPH_TESTS"))) {
+            why = "--no-ceph given (or CEPH_TESTS=off)";
+        } else if (o.server().isPresent()) {
+            why = "--server given: the harness cannot point that server at Ceph";
+        } else if (!shared && o.ceph().equals("auto") && !Files.isExecutable(Path.of("/usr/bin/radosgw"))) {
+            why = "Ceph is not installed here (./hypha ceph start installs it; --ceph makes the bench start one)";
+        }
+        if (why != null) {
+            skipAll(run, "ceph", why);
+            return;
+        }
+        Path dir = shared ? Path.of(dirEnv) : tmp.resolve("ceph");
+        Path script = Path.of("scripts/ceph.sh");
+        try {
+            long t0 = System.nanoTime();
+            JsonObject c = shared ? awaitSharedCeph(dir) : startCeph(script, dir);
+            if (c == null) {
+                skipAll(run, "ceph", "the Ceph packages are not installed and cannot be installed here: "
+                        + tail(dir.resolve(shared ? "start.log" : "bench-start.log")));
+                return;
+            }
+            Progress.say("bench: Ceph RGW at " + c.getString("endpoint") + (shared ? " (./hypha test's)" : "")
+                    + ", ready after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            List<String> args = List.of("--artifacts.provider=s3", "--artifacts.s3.endpoint=" + c.getString("endpoint"),
+                    "--artifacts.s3.region=" + c.getString("region"),
+                    "--artifacts.s3.bucket=hypha-bench-" + Long.toHexString(System.nanoTime() & 0xffffffL),
+                    "--artifacts.s3.access-key=" + c.getString("access_key"),
+                    "--artifacts.s3.secret-key=" + c.getString("secret_key"));
+            config.put("ceph_server", Map.of("args", List.of(args.get(0), args.get(1)),
+                    "ceph", c.getString("version") + ", one node, bluestore on a sparse file, beast frontend"));
+            onServer(o, run, tmp, "ceph", args, cost, teardown);
+        } catch (Exception e) {
+            run.add(Row.of("artifact.ceph", Row.US).errors(1).note("Ceph half failed: " + Load.describe(e)));
+        } finally {
+            if (!shared) {
+                runScript(script, "stop", dir, dir.resolve("bench-stop.log"), Duration.ofSeconds(60));
+            }
+        }
+    }
+
+    /** A server on the s3 provider with {@code args}, provisioned, and every artifact scenario run on it. */
+    private static void onServer(Options o, Run run, Path tmp, String provider, List<String> args,
+                                 Map<String, Object> cost, List<Object> teardown) throws Exception {
+        try (HyphaTarget server = HyphaTarget.start(o.serverJar(), tmp, provider + "-server", args)) {
+            run.serverPid(server.child().map(Child::pid).orElse(-1L));
+            Map<String, Long> before = server.api().metrics();
+            HyphaTarget.Workspace ws = server.provision("bench-" + provider, Duration.ofHours(1));
+            ArtifactScenarios a = new ArtifactScenarios(run, server, ws, provider);
+            StringBuilder w = new StringBuilder();
+            if (a.available(w)) {
+                a.runAll();
+            } else {
+                skipAll(run, provider, w.toString());
+            }
+            ws.teardown().put("artifacts_deleted", DELETED.getOrDefault(provider, 0));
+            teardown.addAll(server.teardowns());
+            cost.put(provider + "_server", Run.delta(before, server.api().metrics()));
+        }
+    }
+
+    /** ./hypha test starts the cluster in the background and writes the start's exit code to start.rc. */
+    private static JsonObject awaitSharedCeph(Path dir) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(6).toNanos();
+        Path rc = dir.resolve("start.rc");
+        while (!Files.isRegularFile(rc) || Files.readString(rc).isBlank()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the Ceph start under " + dir + " did not end within 6 minutes");
+            }
+            Thread.sleep(200);
+        }
+        return cephJson(Integer.parseInt(Files.readString(rc).trim()), dir, dir.resolve("start.log"));
+    }
+
+    private static JsonObject startCeph(Path script, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Path log = dir.resolve("bench-start.log");
+        return cephJson(runScript(script, "start", dir, log, Duration.ofMinutes(6)), dir, log);
+    }
+
+    /** The cluster's ceph.json; null when the script said the packages cannot be installed (exit 3). */
+    private static JsonObject cephJson(int exit, Path dir, Path log) throws IOException {
+        if (exit == 3) {
+            return null;
+        }
+        if (exit != 0) {
+            throw new IOException("scripts/ceph.sh start failed (exit " + exit + "): " + tail(log));
+        }
+        return JsonText.parseObject(Files.readString(dir.resolve("ceph.json")));
+    }
+
+    private static int runScript(Path script, String command, Path dir, Path log, Duration bound) {
+        try {
+            List<String> cmd = new ArrayList<>(List.of("bash", script.toString(), command, "--dir", dir.toString()));
+            if (command.equals("stop")) {
+                cmd.add("--purge");
+            }
+            Files.createDirectories(log.getParent());
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!p.waitFor(bound.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return -1;
+            }
+            return p.exitValue();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 4), lines.size()));
+        } catch (IOException e) {
+            return "(no log at " + log + ")";
+        }
     }
 }

@@ -104,6 +104,7 @@ public final class Main {
             }
             if (o.anySelected("artifact")) {
                 s3(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
+                ArtifactScenarios.ceph(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
             }
             if (o.server().isEmpty() && o.anySelected("server.start")) {
                 run.serverPid(-1);
@@ -114,6 +115,11 @@ public final class Main {
             }
             if (o.peers().contains("redis")) {
                 RedisPeer.run(run, tmp);
+            }
+            if (o.cluster() > 0 && o.anySelected("cluster")) {
+                config.put("cluster_servers", o.cluster());
+                config.put("cluster_kills", o.clusterKills());
+                ClusterScenarios.run(run, tmp, config, cost, teardown);
             }
         } catch (Exception e) {
             Progress.say("bench: the run stopped early: " + Load.describe(e));

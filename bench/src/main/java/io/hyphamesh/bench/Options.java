@@ -30,10 +30,15 @@ import java.util.Set;
  * @param keepTemp      keep the temp directory (data dirs, logs) after the run
  * @param s3            run the artifact scenarios on an S3Proxy endpoint too
  * @param strict        exit 1 when any of our scenarios counted an error (not only when one failed outright)
+ * @param ceph          the artifact scenarios on a Ceph RGW: "on" (--ceph: start one, installing Ceph if needed),
+ *                      "off" (--no-ceph), "auto" (when ./hypha test's cluster or the Ceph packages are there)
+ * @param cluster       servers of the cluster.* scenarios (0: none)
+ * @param clusterKills  kills of cluster.failover
  */
 record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
                double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
-               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict) {
+               Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict, String ceph, int cluster,
+               int clusterKills) {
 
     static final List<String> PEERS = List.of("nats", "redis");
 
@@ -52,10 +57,17 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --server URL            use a running server instead of starting one (needs --root-token)
                   --root-token T          root token of --server
                   --no-s3                 skip the S3Proxy half of the artifact scenarios
+                  --ceph                  run the artifact scenarios on a one-node Ceph RGW too, starting one with
+                                          scripts/ceph.sh (installing Ceph's Debian packages when missing); without
+                                          it they run on Ceph when ./hypha test's cluster or the packages are there
+                  --no-ceph               skip the Ceph half of the artifact scenarios
                   --results DIR           where results go (default bench/results; quick runs bench/results/scratch)
                   --keep                  keep the temp directory (server data, logs)
                   --strict                exit 1 when any of our scenarios counted an error (default: only when
                                           a scenario failed outright or the run stopped early)
+                  --cluster N             also the cluster.* scenarios: PostgreSQL beside Derby, N servers on
+                                          PostgreSQL + ZooKeeper (started by the harness), failover (N >= 2)
+                  --cluster-kills K       kills of cluster.failover (default 10, quick 2)
                 """;
     }
 
@@ -70,7 +82,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             String key = a.substring(2);
             if (key.contains("=")) {
                 kv.put(key.substring(0, key.indexOf('=')), key.substring(key.indexOf('=') + 1));
-            } else if (Set.of("quick", "keep", "no-s3", "strict", "help").contains(key)) {
+            } else if (Set.of("quick", "keep", "no-s3", "ceph", "no-ceph", "strict", "help").contains(key)) {
                 flags.add(key);
             } else if (i + 1 < args.length) {
                 kv.put(key, args[++i]);
@@ -82,7 +94,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             throw new HelpRequested();
         }
         Set<String> known = Set.of("only", "label", "entries", "duration", "ops", "rate", "ws-target", "peers", "server",
-                "root-token", "results", "server-jar");
+                "root-token", "results", "server-jar", "cluster", "cluster-kills");
         for (String k : kv.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k + "\n" + usage());
@@ -101,6 +113,17 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
         if (server.isPresent() && root.isEmpty()) {
             throw new IllegalArgumentException("--server needs --root-token");
         }
+        int cluster = Integer.parseInt(kv.getOrDefault("cluster", "0"));
+        if (kv.containsKey("cluster") && (cluster < 2 || cluster > 9)) {
+            throw new IllegalArgumentException("--cluster needs 2 to 9 servers, got " + cluster);
+        }
+        int kills = Integer.parseInt(kv.getOrDefault("cluster-kills", quick ? "2" : "10"));
+        if (kills < 1) {
+            throw new IllegalArgumentException("--cluster-kills needs at least 1, got " + kills);
+        }
+        if (cluster > 0 && server.isPresent()) {
+            throw new IllegalArgumentException("--cluster starts its own servers: it cannot be used with --server");
+        }
         return new Options(quick,
                 kv.getOrDefault("label", quick ? "quick" : "full"),
                 filters,
@@ -115,7 +138,10 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 Path.of(kv.getOrDefault("results", quick ? "bench/results/scratch" : "bench/results")),
                 flags.contains("keep"),
                 !flags.contains("no-s3"),
-                flags.contains("strict"));
+                flags.contains("strict"),
+                flags.contains("no-ceph") ? "off" : flags.contains("ceph") ? "on" : "auto",
+                cluster,
+                kills);
     }
 
     /** True when scenario {@code name} is selected by {@code --only}. */

@@ -23,14 +23,17 @@ public final class ArtifactPaths {
     }
 
     /**
-     * The path in its normal form (NFC), or {@code bad_request} naming what is wrong with it.
+     * The path, checked: {@code bad_request} naming what is wrong with it. A path that is not in
+     * NFC is refused, not normalized: two spellings of one name must not silently become one blob
+     * (and the caller would not know the name it was stored under).
      */
     public static String normalize(String path) {
         if (path.isEmpty()) {
             throw HyphaException.badRequest("artifact path must not be empty");
         }
-        String p = Normalizer.normalize(path, Normalizer.Form.NFC);
+        String p = path;
         checkCharacters(p, "artifact path");
+        checkNfc(p, "artifact path");
         if (p.startsWith("/")) {
             throw bad("artifact path must be relative (no leading '/')", p);
         }
@@ -49,15 +52,16 @@ public final class ArtifactPaths {
     }
 
     /**
-     * A listing prefix in its normal form: empty, or like a path except that it may end with
+     * A listing prefix, checked: empty, or like a path (NFC included) except that it may end with
      * {@code /} and its last segment may be partial. {@code bad_request} otherwise.
      */
     public static String normalizePrefix(String prefix) {
         if (prefix.isEmpty()) {
             return prefix;
         }
-        String p = Normalizer.normalize(prefix, Normalizer.Form.NFC);
+        String p = prefix;
         checkCharacters(p, "prefix");
+        checkNfc(p, "prefix");
         if (p.startsWith("/")) {
             throw bad("prefix must be relative (no leading '/')", p);
         }
@@ -95,6 +99,14 @@ public final class ArtifactPaths {
             } else if (Character.isLowSurrogate(c)) {
                 throw bad(what + " is not valid Unicode", p);
             }
+        }
+    }
+
+    /** Called after {@link #checkCharacters}, so the text has no unpaired surrogate. */
+    private static void checkNfc(String p, String what) {
+        if (!Normalizer.isNormalized(p, Normalizer.Form.NFC)) {
+            throw bad(what + " is not in Unicode NFC (normalize it before sending, e.g. '"
+                    + Names.printable(Normalizer.normalize(p, Normalizer.Form.NFC)) + "')", p);
         }
     }
 

@@ -155,6 +155,14 @@ public interface ArtifactStore extends AutoCloseable {
     BlobContent getSigned(String workspace, String path, long expiresEpochSeconds, String signature,
             Optional<ByteRange> range);
 
+    /**
+     * Why writes fail now, when a write failed for a reason that lasts (a full disk) and none
+     * succeeded since; empty when writes work. Health reports the store degraded meanwhile.
+     */
+    default Optional<String> writeProblem() {
+        return Optional.empty();
+    }
+
     /** Closes the jclouds context. Open {@link BlobContent}s should be closed first. */
     @Override
     void close();

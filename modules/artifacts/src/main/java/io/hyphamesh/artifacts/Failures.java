@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
+import java.nio.file.FileSystemException;
 
 import org.jclouds.blobstore.ContainerNotFoundException;
 import org.jclouds.blobstore.KeyNotFoundException;
@@ -12,6 +13,7 @@ import org.jclouds.rest.AuthorizationException;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonText;
 
 /**
  * Turns what jclouds and the providers throw into coded {@link HyphaException}s, so that no
@@ -47,10 +49,34 @@ final class Failures {
                 return new HyphaException(ErrorCode.UNAVAILABLE, what + ": the blob store cannot be reached", e);
             }
         }
+        if (diskFull(e)) {
+            return new HyphaException(ErrorCode.UNAVAILABLE, what + ": the blob store's disk is full; nothing was stored",
+                    JsonText.json().createObjectBuilder().add("reason", DISK_FULL).build());
+        }
         if (e instanceof IOException || e.getCause() instanceof IOException) {
             return new HyphaException(ErrorCode.UNAVAILABLE, what + ": blob store I/O failed", e);
         }
-        return new HyphaException(ErrorCode.INTERNAL, what + ": " + e, e);
+        // the cause stays attached for the log; the message (which clients see) names no class
+        return new HyphaException(ErrorCode.INTERNAL, what + ": an internal error (see the server log)", e);
+    }
+
+    /** The {@code reason} detail of an error that a full disk caused. */
+    static final String DISK_FULL = "disk_full";
+
+    /** True when {@code e} (or a cause) is the operating system's "no space left on device". */
+    static boolean diskFull(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t instanceof FileSystemException f && f.getReason() != null ? f.getReason() : t.getMessage();
+            if (m != null && (m.contains("No space left on device") || m.contains("Disk quota exceeded"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when {@code e} is the coded error of a full disk. */
+    static boolean isDiskFull(HyphaException e) {
+        return e.details().containsKey("reason") && DISK_FULL.equals(e.details().getString("reason", ""));
     }
 
     private static HyphaException byStatus(int status, String message, String what, Throwable e) {

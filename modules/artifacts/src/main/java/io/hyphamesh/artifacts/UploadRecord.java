@@ -10,9 +10,16 @@ import jakarta.json.JsonObject;
 /**
  * What the store keeps of an open upload, as a small JSON blob beside the blobs (so it survives a
  * restart and is shared by every server on the same bucket). {@code providerId} is the provider's
- * own multipart upload id, never shown to clients.
+ * own multipart upload id, never shown to clients. An {@code internal} record is the store's own
+ * multipart upload of a streamed {@code put} (the {@code s3} provider's spooled bodies): never
+ * shown to clients either, but found by the janitor, so a put that failed half-way (or a server
+ * that died during one) leaves no multipart upload behind once it expires.
  */
-record UploadRecord(UploadInfo info, String providerId) {
+record UploadRecord(UploadInfo info, String providerId, boolean internal) {
+
+    UploadRecord(UploadInfo info, String providerId) {
+        this(info, providerId, false);
+    }
 
     static final int VERSION = 1;
 
@@ -28,6 +35,7 @@ record UploadRecord(UploadInfo info, String providerId) {
                 .add("created", info.created().toString())
                 .add("expiresAt", info.expiresAt().toString())
                 .add("providerId", providerId)
+                .add("internal", internal)
                 .build().toString();
     }
 
@@ -49,7 +57,7 @@ record UploadRecord(UploadInfo info, String providerId) {
                 JsonText.string(o, "contentType"),
                 Instant.parse(JsonText.string(o, "created")),
                 Instant.parse(JsonText.string(o, "expiresAt")));
-        return new UploadRecord(info, JsonText.string(o, "providerId"));
+        return new UploadRecord(info, JsonText.string(o, "providerId"), o.getBoolean("internal", false));
     }
 
     /** How many parts an object of {@code size} bytes has in parts of {@code partSize}; an empty object has one. */

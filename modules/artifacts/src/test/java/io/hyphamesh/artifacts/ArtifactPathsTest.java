@@ -43,9 +43,13 @@ class ArtifactPathsTest {
     }
 
     @Test
-    void normalizesToNfcAndRefusesBrokenUnicode() {
+    void refusesPathsNotInNfcAndBrokenUnicode() {
         String decomposed = "e\u0301.txt";
-        assertEquals("\u00e9.txt", ArtifactPaths.normalize(decomposed));
+        assertEquals("\u00e9.txt", ArtifactPaths.normalize("\u00e9.txt"));
+        HyphaException e = assertThrows(HyphaException.class, () -> ArtifactPaths.normalize(decomposed));
+        assertTrue(e.getMessage().contains("NFC"), e.getMessage());
+        assertThrows(HyphaException.class, () -> ArtifactPaths.normalizePrefix("dir/e\u0301"));
+        assertEquals("dir/\u00e9", ArtifactPaths.normalizePrefix("dir/\u00e9"));
         assertFalse(ArtifactPaths.isValid("a\ud800"));
         assertFalse(ArtifactPaths.isValid("a\udc00b"));
     }

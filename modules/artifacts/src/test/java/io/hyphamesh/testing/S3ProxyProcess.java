@@ -51,14 +51,33 @@ public final class S3ProxyProcess implements AutoCloseable {
     }
 
     public static S3ProxyProcess start(Path workDir) throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        return start(workDir, port);
+    }
+
+    /** Kills the process at once (SIGKILL), as a crash or a lost endpoint would; {@link #restart()} brings it back. */
+    public void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A new S3Proxy on the same port over the same stored data (after {@link #kill()} or {@link #close()}). */
+    public S3ProxyProcess restart() throws IOException {
+        return start(dataDir.getParent(), endpoint.getPort());
+    }
+
+    private static S3ProxyProcess start(Path workDir, int port) throws IOException {
         Path jar = Path.of(System.getProperty("s3proxy.jar", "target/s3proxy/s3proxy.jar"));
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException("no S3Proxy jar at " + jar.toAbsolutePath()
                     + "; run the tests through Maven, which fetches it (maven-dependency-plugin copy)");
-        }
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
         }
         Path data = Files.createDirectories(workDir.resolve("s3proxy-data"));
         Properties p = new Properties();
@@ -74,7 +93,7 @@ public final class S3ProxyProcess implements AutoCloseable {
         try (OutputStream out = Files.newOutputStream(props)) {
             p.store(out, "S3Proxy for hypha-artifacts tests");
         }
-        Path log = Files.createDirectories(Path.of("target")).resolve("s3proxy-" + port + ".log");
+        Path log = Files.createDirectories(Path.of("target")).resolve("s3proxy-" + port + "-" + System.nanoTime() + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-jar", jar.toString(), "--properties", props.toString()))
                 .redirectErrorStream(true)

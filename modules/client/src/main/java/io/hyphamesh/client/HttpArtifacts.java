@@ -5,6 +5,7 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,6 +31,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
@@ -78,13 +80,35 @@ final class HttpArtifacts implements Artifacts {
                 // the caller owns the stream; the JDK publisher would close it at its end
             }
         };
+        // a redirected put sends the body again: a stream that can rewind (mark/reset) is rewound,
+        // any other one cannot be sent twice and the redirect fails saying so
+        boolean rewinds = body.markSupported();
+        if (rewinds) {
+            body.mark(Integer.MAX_VALUE);
+        }
+        boolean[] sent = {false};
+        Supplier<InputStream> stream = () -> {
+            if (sent[0]) {
+                if (!rewinds) {
+                    throw new HyphaException(ErrorCode.BAD_REQUEST, "the server redirected the upload of " + path
+                            + " and its stream cannot be read twice (give a stream that supports mark/reset)");
+                }
+                try {
+                    body.reset();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+            sent[0] = true;
+            return owned;
+        };
         HttpRequest.BodyPublisher publisher;
         if (length == 0) {
             publisher = HttpRequest.BodyPublishers.noBody();
         } else if (length > 0) {
-            publisher = HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> owned), length);
+            publisher = HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(stream), length);
         } else {
-            publisher = HttpRequest.BodyPublishers.ofInputStream(() -> owned);
+            publisher = HttpRequest.BodyPublishers.ofInputStream(stream);
         }
         // no 100-continue: artifact routes are served by any server of a cluster (the blob store is
         // shared), so an upload is never redirected; and under load the JDK client's 100-continue

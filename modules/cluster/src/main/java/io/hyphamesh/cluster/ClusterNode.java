@@ -1,7 +1,6 @@
 package io.hyphamesh.cluster;
 
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -17,19 +16,15 @@ import java.util.logging.Logger;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
-import io.hyphamesh.api.JsonOut;
-import io.hyphamesh.api.JsonText;
 import io.hyphamesh.storage.Partitions;
-import jakarta.json.JsonObject;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -51,7 +46,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ClusterNode implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ClusterNode.class.getName());
-    private static final long LOOP_MILLIS = 200;
+    private static final long LOOP_MILLIS = 100;
 
     /** What the runtime does when partitions come and go. Called on the reconciler thread. */
     public interface Listener {
@@ -89,9 +84,7 @@ public final class ClusterNode implements AutoCloseable {
     private final Listener listener;
     private final CuratorFramework zk;
     private final LeaderLatch latch;
-    private final String nodesPath;
-    private final String servingPath;
-    private final String assignmentPath;
+    private final ZkTree tree;
     private final Semaphore wake = new Semaphore(0);
     private final CuratorWatcher watcher;
     private final Thread reconciler;
@@ -103,8 +96,13 @@ public final class ClusterNode implements AutoCloseable {
     private volatile long lastContactNanos;
     private volatile long sessionId;
     private volatile boolean closing;
-    /** Set when Curator reports the session lost: another server may already own our partitions. */
-    private volatile boolean sessionLost;
+    /**
+     * Counts Curator's reports that the session was lost (another server may already own our
+     * partitions); the reconciler sets {@link #lossesHandled} to what it saw once it dropped them.
+     * Not fresh while the two differ.
+     */
+    private final AtomicInteger sessionLosses = new AtomicInteger();
+    private volatile int lossesHandled;
     private volatile Map<String, URI> members = Map.of();
     private volatile Map<Integer, Location> locations = Map.of();
     private volatile Assignment assignment;
@@ -123,9 +121,6 @@ public final class ClusterNode implements AutoCloseable {
         this.config = config;
         this.partitions = partitions;
         this.listener = listener;
-        this.nodesPath = config.root() + "/nodes";
-        this.servingPath = config.root() + "/serving";
-        this.assignmentPath = config.root() + "/assignment";
         this.halfSessionNanos = config.sessionTimeout().toNanos() / 2;
         this.assignment = Assignment.empty(partitions.count());
         int session = (int) config.sessionTimeout().toMillis();
@@ -137,6 +132,7 @@ public final class ClusterNode implements AutoCloseable {
                 .build();
         this.latch = new LeaderLatch(zk, config.root() + "/leader", config.nodeId());
         this.watcher = event -> wake.release();
+        this.tree = new ZkTree(zk, config.root(), partitions.count(), watcher);
         this.reconciler = Thread.ofPlatform().name("hypha-cluster").daemon(true).unstarted(this::reconcileLoop);
         this.heartbeat = Thread.ofPlatform().name("hypha-cluster-heartbeat").daemon(true).unstarted(this::heartbeatLoop);
     }
@@ -177,9 +173,14 @@ public final class ClusterNode implements AutoCloseable {
         return config;
     }
 
-    /** True while the ZooKeeper session is known alive (see the class comment). */
+    /**
+     * True while the ZooKeeper session is known alive (see the class comment): the session this
+     * server registered under, so from the report of a lost session until the partitions held under
+     * it were dropped, and on a new session until it registered, this server is not fresh.
+     */
     public boolean fresh() {
-        return connected && System.nanoTime() - lastContactNanos < halfSessionNanos;
+        return connected && lossesHandled == sessionLosses.get()
+                && System.nanoTime() - lastContactNanos < halfSessionNanos;
     }
 
     /** True when this server serves {@code partition} now: it holds it and its session is fresh. */
@@ -215,12 +216,7 @@ public final class ClusterNode implements AutoCloseable {
 
     /** The live servers, sorted by node id. */
     public List<Member> members() {
-        String leader;
-        try {
-            leader = latch.getLeader().getId();
-        } catch (Exception e) {
-            leader = "";
-        }
+        String leader = ZkTree.leaderId(latch);
         List<Member> out = new ArrayList<>();
         for (Map.Entry<String, URI> m : new TreeMap<>(members).entrySet()) {
             out.add(new Member(m.getKey(), m.getValue(), m.getKey().equals(leader)));
@@ -259,7 +255,7 @@ public final class ClusterNode implements AutoCloseable {
             case SUSPENDED, READ_ONLY -> connected = false;
             case LOST -> {
                 connected = false;
-                sessionLost = true;
+                sessionLosses.incrementAndGet();
                 wake.release();
             }
         }
@@ -271,8 +267,14 @@ public final class ClusterNode implements AutoCloseable {
             long started = System.nanoTime();
             try {
                 if (zk.getZookeeperClient().isConnected()) {
+                    long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
                     zk.getData().forPath(config.root() + "/nodes");
-                    lastContactNanos = started;
+                    // only a round trip on the session this server registered and acquired its partitions
+                    // under counts: on a new session (the old one expired) it stays stale until the
+                    // reconciler has dropped what it held and registered again
+                    if (session == sessionId && zk.getZookeeperClient().getZooKeeper().getSessionId() == session) {
+                        lastContactNanos = started;
+                    }
                 }
             } catch (Exception e) {
                 LOG.log(Level.FINE, "cluster heartbeat failed", e);
@@ -302,9 +304,10 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void reconcile() throws Exception {
-        if (sessionLost) {
-            sessionLost = false;
+        int losses = sessionLosses.get();
+        if (losses != lossesHandled) {
             dropAll("the ZooKeeper session was lost");
+            lossesHandled = losses;
         }
         if (!zk.getZookeeperClient().isConnected()) {
             return;
@@ -315,8 +318,9 @@ public final class ClusterNode implements AutoCloseable {
             if (sessionId != 0) {
                 dropAll("the ZooKeeper session expired");
             }
-            sessionId = session;
             register();
+            // after the registration: a failed one is tried again next time, and freshness waits for it
+            sessionId = session;
         }
         readMembers();
         if (latch.hasLeadership()) {
@@ -337,32 +341,13 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void register() throws Exception {
-        String path = nodesPath + "/" + config.nodeId();
-        byte[] data = JsonOut.object(96).str("url", config.advertiseUrl().toString())
-                .num("started", System.currentTimeMillis()).end().getBytes(StandardCharsets.UTF_8);
-        try {
-            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
-        } catch (KeeperException.NodeExistsException e) {
-            // left by our previous session, which has not expired on the server yet: replace it
-            zk.delete().forPath(path);
-            zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
-        }
-        zk.create().orSetData().creatingParentsIfNeeded().forPath(servingPath, new byte[0]);
+        tree.register(config.nodeId(), config.advertiseUrl());
         LOG.info("joined the cluster as " + config.nodeId() + " (" + config.advertiseUrl() + ")");
     }
 
     private void readMembers() throws Exception {
         Map<String, URI> before = members;
-        Map<String, URI> m = new HashMap<>();
-        for (String child : zk.getChildren().usingWatcher(watcher).forPath(nodesPath)) {
-            try {
-                byte[] data = zk.getData().forPath(nodesPath + "/" + child);
-                JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
-                m.put(child, URI.create(o.getString("url")));
-            } catch (KeeperException.NoNodeException gone) {
-                // left between the listing and the read
-            }
-        }
+        Map<String, URI> m = tree.members();
         members = Map.copyOf(m);
         long now = System.nanoTime();
         for (String gone : before.keySet()) {
@@ -375,7 +360,7 @@ public final class ClusterNode implements AutoCloseable {
 
     /** The coordinator's step: a new assignment when a server came or went, or the load is uneven. */
     private void coordinate() throws Exception {
-        Assignment current = readAssignmentRaw();
+        Assignment current = tree.assignment();
         long now = System.nanoTime();
         moveTokens = Math.min(config.movesPerSecond(),
                 moveTokens + (now - tokensAt) / 1e9 * config.movesPerSecond());
@@ -386,12 +371,7 @@ public final class ClusterNode implements AutoCloseable {
         }
         int rebalanced = rebalanceMoves(current, next);
         moveTokens -= rebalanced;
-        byte[] data = next.json().getBytes(StandardCharsets.UTF_8);
-        try {
-            zk.setData().forPath(assignmentPath, data);
-        } catch (KeeperException.NoNodeException e) {
-            zk.create().creatingParentsIfNeeded().forPath(assignmentPath, data);
-        }
+        tree.writeAssignment(next);
         LOG.info("assignment v" + next.version() + " for " + members.size() + " servers");
     }
 
@@ -407,35 +387,13 @@ public final class ClusterNode implements AutoCloseable {
         return n;
     }
 
-    private Assignment readAssignmentRaw() throws Exception {
-        try {
-            byte[] data = zk.getData().usingWatcher(watcher).forPath(assignmentPath);
-            return data.length == 0 ? Assignment.empty(partitions.count())
-                    : Assignment.parse(new String(data, StandardCharsets.UTF_8), partitions.count());
-        } catch (KeeperException.NoNodeException e) {
-            return Assignment.empty(partitions.count());
-        }
-    }
-
     private void readAssignment() throws Exception {
-        assignment = readAssignmentRaw();
+        assignment = tree.assignment();
     }
 
     private void readLocations() throws Exception {
-        Map<Integer, Location> out = new HashMap<>();
-        for (String child : zk.getChildren().usingWatcher(watcher).forPath(servingPath)) {
-            try {
-                int p = Integer.parseInt(child);
-                byte[] data = zk.getData().forPath(servingPath + "/" + child);
-                JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
-                Location l = new Location(p, o.getString("node"), URI.create(o.getString("url")),
-                        o.getJsonNumber("epoch").longValue());
-                out.put(p, l);
-                lastServer.put(p, l.nodeId());
-            } catch (KeeperException.NoNodeException | NumberFormatException gone) {
-                // released between the listing and the read, or not ours
-            }
-        }
+        Map<Integer, Location> out = tree.locations();
+        out.forEach((p, l) -> lastServer.put(p, l.nodeId()));
         locations = Map.copyOf(out);
     }
 
@@ -519,35 +477,11 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void announce(int p, long epoch) {
-        byte[] data = JsonOut.object(128).str("node", config.nodeId()).str("url", config.advertiseUrl().toString())
-                .num("epoch", epoch).end().getBytes(StandardCharsets.UTF_8);
-        String path = servingPath + "/" + p;
-        try {
-            try {
-                zk.create().withMode(CreateMode.EPHEMERAL).forPath(path, data);
-            } catch (KeeperException.NodeExistsException e) {
-                // a previous owner's announcement (its session ends soon) or our own older one
-                zk.delete().forPath(path);
-                zk.create().withMode(CreateMode.EPHEMERAL).forPath(path, data);
-            }
-        } catch (Exception e) {
-            LOG.log(Level.FINE, "cannot announce partition " + p, e);
-        }
+        tree.announce(p, config.nodeId(), config.advertiseUrl(), epoch);
     }
 
     private void unannounce(int p) {
-        String path = servingPath + "/" + p;
-        try {
-            byte[] data = zk.getData().forPath(path);
-            JsonObject o = JsonText.parseObject(new String(data, StandardCharsets.UTF_8));
-            if (config.nodeId().equals(o.getString("node"))) {
-                zk.delete().forPath(path);
-            }
-        } catch (KeeperException.NoNodeException gone) {
-            // already gone
-        } catch (Exception e) {
-            LOG.log(Level.FINE, "cannot withdraw partition " + p, e);
-        }
+        tree.unannounce(p, config.nodeId());
     }
 
     private void dropAll(String why) {
@@ -594,7 +528,7 @@ public final class ClusterNode implements AutoCloseable {
             // another server coordinates, and sees this one leave: it assigns our partitions at once,
             // and their new owners wait for each to be released here (or the release timeout)
             latch.close();
-            zk.delete().forPath(nodesPath + "/" + config.nodeId());
+            tree.unregister(config.nodeId());
         } catch (Exception e) {
             LOG.log(Level.FINE, "leaving the cluster", e);
         }

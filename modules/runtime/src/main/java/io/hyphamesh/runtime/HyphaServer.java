@@ -35,6 +35,7 @@ import io.hyphamesh.runtime.http.ClusterRoutes;
 import io.hyphamesh.runtime.http.ControlRoutes;
 import io.hyphamesh.runtime.http.HttpSupport;
 import io.hyphamesh.runtime.http.ObserveRoutes;
+import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.runtime.objects.ObjectFactory;
 import io.hyphamesh.runtime.transport.Transport;
@@ -208,21 +209,18 @@ public final class HyphaServer implements AutoCloseable {
         return Storage.open(storageConfig.build());
     }
 
-    /** The reference report's cost signals, present from the start. */
+    /**
+     * The metrics: the catalogue's counters exist from the start (the reference report's cost
+     * signals among them); storage's gauges read its counters at scrape time.
+     */
     private static Metrics metrics(Storage storage) {
         Metrics metrics = new Metrics();
-        metrics.counter("rpc_calls", "RPC calls routed");
-        metrics.counter("log_appends", "Log entries appended (acknowledged)");
-        metrics.counter("log_reads", "Log read requests");
-        metrics.counter("doc_ops", "Doc operations answered");
-        metrics.counter("ws_connects", "WebSocket connections accepted");
-        metrics.counter("presence_registers", "presence registrations and updates");
-        metrics.counter("artifact_puts", "artifact uploads (binding plane and completed multipart)");
-        metrics.counter("artifact_gets", "artifact downloads (binding plane)");
-        metrics.gauge("storage_commits", "group commits since start", () -> storage.stats().commits());
-        metrics.gauge("storage_commit_submissions", "submissions committed since start",
-                () -> storage.stats().submissions());
-        metrics.gauge("storage_commit_failures", "failed commits since start", () -> storage.stats().failures());
+        metrics.gauge(Metric.STORAGE_COMMITS, () -> storage.stats().commits());
+        metrics.gauge(Metric.STORAGE_COMMIT_SUBMISSIONS, () -> storage.stats().submissions());
+        metrics.gauge(Metric.STORAGE_COMMIT_FAILURES, () -> storage.stats().failures());
+        metrics.gauge(Metric.STORAGE_FENCED, () -> storage.stats().fenced());
+        metrics.gauge(Metric.STORAGE_PARTS_DOWN, () -> storage.health().stream().filter(h -> !h.writable()).count());
+        metrics.gauge(Metric.STORAGE_PART_DOWNS, () -> storage.health().stream().mapToLong(Storage.Health::downs).sum());
         return metrics;
     }
 
@@ -232,12 +230,12 @@ public final class HyphaServer implements AutoCloseable {
                                                int[] webPort) {
         return HttpRouting.builder()
                 .addFilter(HttpSupport.framingFilter())
-                .register(new ObserveRoutes(metrics, artifactRoutes::ready))
+                .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
                 // before the control routes: in cluster mode it sends object routes to their owner
                 .register(new ClusterRoutes(control, storage.partitions(), cluster,
                         () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                 .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
-                        artifactRoutes::deleteWorkspace)
+                        artifactRoutes::deleteWorkspace, config.intValue("objects.list-limit"))
                         .backups(target -> Backup.run(storage, dataDir, target)))
                 .register(artifactRoutes)
                 .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)

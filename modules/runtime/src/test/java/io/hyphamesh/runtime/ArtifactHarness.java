@@ -1,5 +1,6 @@
 package io.hyphamesh.runtime;
 
+import io.hyphamesh.testing.CephGateway;
 import io.hyphamesh.testing.S3ProxyProcess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,7 +25,8 @@ import jakarta.json.JsonObject;
 
 /**
  * What the artifact tests share: server overrides per provider (the {@code s3} one against the
- * shared S3Proxy, each server on a bucket of its own), a raw HTTP client that keeps headers and
+ * shared S3Proxy, the {@code ceph} one against the JVM's Ceph gateway, each server on a bucket of
+ * its own), a raw HTTP client that keeps headers and
  * bytes, and digests. Stateless; thread-safe.
  */
 final class ArtifactHarness {
@@ -37,7 +39,7 @@ final class ArtifactHarness {
 
     /** The blob providers the tests run against. */
     enum Provider {
-        FILESYSTEM, S3
+        FILESYSTEM, S3, CEPH
     }
 
     /** Server configuration for {@code provider}, plus {@code extra}. */
@@ -51,6 +53,16 @@ final class ArtifactHarness {
             m.put("artifacts.s3.bucket", "hypha-" + UUID.randomUUID().toString().substring(0, 8));
             m.put("artifacts.s3.access-key", S3ProxyProcess.IDENTITY);
             m.put("artifacts.s3.secret-key", S3ProxyProcess.CREDENTIAL);
+        }
+        if (provider == Provider.CEPH) {
+            CephGateway ceph = CephGateway.assumeAvailable();
+            m.put("artifacts.provider", "s3");
+            m.put("artifacts.s3.endpoint", ceph.endpoint().toString());
+            m.put("artifacts.s3.region", ceph.region());
+            // bucket names are global to the cluster, which may serve a whole ./hypha test run
+            m.put("artifacts.s3.bucket", "hypha-rt-" + UUID.randomUUID().toString().substring(0, 8));
+            m.put("artifacts.s3.access-key", ceph.accessKey());
+            m.put("artifacts.s3.secret-key", ceph.secretKey());
         }
         m.putAll(extra);
         return m;

@@ -153,7 +153,7 @@ class ControlPlaneTest {
         assertEquals(204, server.delete("/v1/workspaces/" + ws, token).status());
         assertEquals(404, server.get("/v1/workspaces/" + ws, TestServer.ROOT).status());
         assertEquals(401, server.get("/v1/workspaces/" + ws + "/objects", token).status());
-        assertTrue(server.server().storage().listObjects(ws).isEmpty(), "stored objects purged");
+        assertTrue(server.server().storage().listObjects(ws, -1, "", Integer.MAX_VALUE).isEmpty(), "stored objects purged");
         // the name can be used again, empty, and the old workspace's tokens stay dead
         Thread.sleep(1100); // tokens carry whole seconds: make the new workspace clearly younger
         assertEquals(201, server.post("/v1/workspaces", TestServer.ROOT, "{\"name\":\"" + ws + "\"}").status());

@@ -189,13 +189,16 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
-    public List<ObjectRow> listObjects(String workspace) {
+    public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
+        // each shard's first page, merged: the page is the first 'limit' of their union
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace)));
+            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind, afterName, limit)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
-        return out;
+        List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
+        page.replaceAll(r -> shards.get(shardOf(r.objectId())).readCached(false, st -> Queries.completeLog(st, r)));
+        return page;
     }
 
     @Override

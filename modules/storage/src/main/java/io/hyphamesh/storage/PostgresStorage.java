@@ -502,10 +502,14 @@ final class PostgresStorage implements Storage, Partitions {
     }
 
     @Override
-    public List<ObjectRow> listObjects(String workspace) {
-        List<ObjectRow> out = new ArrayList<>(reads.run(st -> Queries.listObjects(st, workspace)));
-        out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
-        return out;
+    public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
+        return reads.run(st -> {
+            List<ObjectRow> page = new ArrayList<>(Queries.listObjects(st, workspace, afterKind, afterName, limit));
+            for (int i = 0; i < page.size(); i++) {
+                page.set(i, Queries.completeLog(st, page.get(i)));
+            }
+            return page;
+        });
     }
 
     @Override

@@ -208,15 +208,21 @@ final class Queries {
         return out;
     }
 
-    /** The rows (without state) of a workspace's objects, Logs completed ({@link #completeLog}). */
-    static List<ObjectRow> listObjects(Statements st, String workspace) throws SQLException {
-        PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?");
+    /**
+     * A page of the rows (without state) of a workspace's objects after {@code (afterKind,
+     * afterName)} in (kind, name) order, at most {@code limit}, as stored (complete Logs with
+     * {@link #completeLog} once the page is known).
+     */
+    static List<ObjectRow> listObjects(Statements st, String workspace, int afterKind, String afterName, int limit)
+            throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?"
+                + " AND (kind > ? OR (kind = ? AND name > ?)) ORDER BY kind, name");
         ps.setString(1, workspace);
-        List<ObjectRow> out = new ArrayList<>();
-        for (ObjectRow r : objectRows(ps)) {
-            out.add(completeLog(st, r));
-        }
-        return out;
+        ps.setShort(2, (short) afterKind);
+        ps.setShort(3, (short) afterKind);
+        ps.setString(4, afterName);
+        ps.setMaxRows(limit);
+        return objectRows(ps);
     }
 
     static List<ObjectRow> alarms(Connection c) throws SQLException {

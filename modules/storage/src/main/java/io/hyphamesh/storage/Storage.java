@@ -108,11 +108,13 @@ public interface Storage extends AutoCloseable {
     List<ProducerState> producers(int shard, long objectId);
 
     /**
-     * Rows (without state) of every object of a workspace, across shards. A Log's counters (last
-     * sequence, entries, bytes) are exact for everything committed, even when its row was last
-     * written before its latest entries.
+     * A page of the rows (without state) of a workspace's objects, across shards, in (kind, name)
+     * order after {@code (afterKind, afterName)} (the kind's ordinal; {@code (0, "")} starts after
+     * the workspace object itself), at most {@code limit}. A Log's counters (last sequence,
+     * entries, bytes) are exact for everything committed, even when its row was last written
+     * before its latest entries.
      */
-    List<ObjectRow> listObjects(String workspace);
+    List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit);
 
     /** Rows (without state) of every object that holds an alarm. */
     List<ObjectRow> alarms();

@@ -118,8 +118,8 @@ class MigrationTest {
             assertEquals(Optional.of("42"), target.setting("answer"));
             for (String ws : WORKSPACES) {
                 assertEquals(derby.tokens(ws), target.tokens(ws));
-                List<ObjectRow> a = derby.listObjects(ws);
-                List<ObjectRow> b = target.listObjects(ws);
+                List<ObjectRow> a = derby.listObjects(ws, -1, "", Integer.MAX_VALUE);
+                List<ObjectRow> b = target.listObjects(ws, -1, "", Integer.MAX_VALUE);
                 assertEquals(7, a.size());
                 assertEquals(a.size(), b.size());
                 for (int i = 0; i < a.size(); i++) {

@@ -43,6 +43,10 @@ public final class ArtifactJanitor implements AutoCloseable {
     private ScheduledFuture<?> next;
     private Instant nextAt;
     private boolean closed;
+    /** A run is in progress (timer thread). */
+    private boolean running;
+    /** The earliest run asked for while one was in progress. */
+    private Instant wanted;
 
     private ArtifactJanitor(ArtifactStore store) {
         this.store = store;
@@ -64,7 +68,18 @@ public final class ArtifactJanitor implements AutoCloseable {
     }
 
     private synchronized void scheduleAt(Instant at) {
-        if (closed || (next != null && !next.isDone() && !at.isBefore(nextAt))) {
+        if (closed) {
+            return;
+        }
+        if (running) {
+            // a run is in progress: it may have read the next expiry before this upload was recorded,
+            // so it schedules its successor no later than this
+            if (wanted == null || at.isBefore(wanted)) {
+                wanted = at;
+            }
+            return;
+        }
+        if (next != null && !next.isDone() && !at.isBefore(nextAt)) {
             return;
         }
         if (next != null) {
@@ -77,6 +92,10 @@ public final class ArtifactJanitor implements AutoCloseable {
     }
 
     private void run() {
+        synchronized (this) {
+            running = true;
+            next = null;
+        }
         Instant now = clock.instant();
         Duration pause;
         try {
@@ -95,10 +114,15 @@ public final class ArtifactJanitor implements AutoCloseable {
             LOG.log(Level.WARNING, "janitor could not abort expired uploads; trying again in " + AFTER_FAILURE, e);
             pause = AFTER_FAILURE;
         }
+        Instant at = now.plus(pause);
         synchronized (this) {
-            next = null;
+            running = false;
+            if (wanted != null && wanted.isBefore(at)) {
+                at = wanted;
+            }
+            wanted = null;
         }
-        scheduleAt(now.plus(pause));
+        scheduleAt(at);
     }
 
     /** Stops the timer; a run in progress finishes. */

@@ -22,7 +22,7 @@ import io.helidon.config.ConfigSources;
  * set in code with {@link Builder#set}. Immutable once built.
  */
 public final class HyphaConfig {
-    /** Every key the server reads. {@code docs/CONFIG.md} is generated from the same list. */
+    /** Every key the server reads; {@code docs/CONFIG.md} and {@code --help} list the same (a test checks the doc). */
     public static final List<Setting> SETTINGS = List.of(
             new Setting("host", "127.0.0.1", "interface the server listens on"),
             new Setting("port", "8080", "TCP port (0 picks a free one)"),
@@ -51,6 +51,7 @@ public final class HyphaConfig {
             new Setting("cluster.release-timeout", "5s", "how long a partition moving away may drain before its new owner takes it anyway"),
             new Setting("cluster.catalog-poll", "500ms", "how often a cluster member reads the shared catalog (workspaces, revocations) for changes made on other servers"),
             new Setting("objects.idle-timeout", "60s", "an object with no activity and no subscribers this long is hibernated"),
+            new Setting("objects.list-limit", "1000", "largest page of GET /v1/workspaces/{ws}/objects (and its default)"),
             new Setting("http.max-body-bytes", "65536", "largest control-plane request body"),
             new Setting("ws.max-frame-bytes", "1048576", "largest WebSocket message a client may send"),
             new Setting("ws.max-in-flight", "1024", "requests one socket may have unanswered"),

@@ -17,6 +17,7 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
+import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
@@ -328,18 +329,18 @@ public final class ControlPlane {
         }
     }
 
-    /** Stored Logs and Docs of a workspace. Read tier. */
-    public List<ObjectRow> objects(Principal caller, String workspace) {
+    /**
+     * A page of the stored Logs and Docs of a workspace, in (kind, name) order after
+     * {@code after} (empty: from the start), at most {@code limit}. Read tier.
+     */
+    public List<ObjectRow> objects(Principal caller, String workspace, Optional<ObjectId> after, int limit) {
         Names.checkWorkspace(workspace);
         caller.require(workspace, Permission.READ);
         requireExists(workspace);
-        List<ObjectRow> out = new ArrayList<>();
-        for (ObjectRow r : storage.listObjects(workspace)) {
-            if (r.objectId().kind() != ObjectKind.WORKSPACE) {
-                out.add(r);
-            }
-        }
-        return out;
+        // the workspace object itself (kind 0, name "") is not listed: start after it
+        int kind = after.map(a -> a.kind().ordinal()).orElse(ObjectKind.WORKSPACE.ordinal());
+        String name = after.map(ObjectId::name).orElse("");
+        return storage.listObjects(workspace, kind, name, limit);
     }
 
     /** A catalog write (no partition: any server of a cluster may make it). */

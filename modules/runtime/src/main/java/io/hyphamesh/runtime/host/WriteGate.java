@@ -2,12 +2,15 @@ package io.hyphamesh.runtime.host;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.storage.Write;
 
@@ -153,6 +156,25 @@ public final class WriteGate {
                 }
             });
         });
+    }
+
+    /**
+     * Stages the deletion of an object's stored state: once it is committed, each former
+     * subscriber in {@code subscribers} (subscription id to session) gets its {@code deleted}
+     * event, and the future completes with true (or with the commit's error).
+     */
+    public CompletableFuture<Boolean> stageDelete(long storageId, Map<Long, Session> subscribers) {
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        stage(new Write.DeleteObject(storageId));
+        afterCommit(e -> {
+            if (e != null) {
+                done.completeExceptionally(e);
+                return;
+            }
+            subscribers.forEach((sub, s) -> s.send(Frames.eventDeleted(sub)));
+            done.complete(true);
+        });
+        return done;
     }
 
     /** A commit's failure as the error its waiters get. */

@@ -1,6 +1,7 @@
 package io.hyphamesh.runtime.http;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -39,6 +40,7 @@ public final class ControlRoutes implements HttpService {
     private final ObjectHost host;
     private final long maxBody;
     private final BlobCleaner blobs;
+    private final int listLimit;
 
     /** Runs an online backup into a directory; answers the shard count. */
     @FunctionalInterface
@@ -63,6 +65,11 @@ public final class ControlRoutes implements HttpService {
     }
 
     public ControlRoutes(ControlPlane control, ObjectHost host, long maxBody, BlobCleaner blobs) {
+        this(control, host, maxBody, blobs, 1000);
+    }
+
+    public ControlRoutes(ControlPlane control, ObjectHost host, long maxBody, BlobCleaner blobs, int listLimit) {
+        this.listLimit = listLimit;
         this.control = control;
         this.host = host;
         this.maxBody = maxBody;
@@ -190,8 +197,23 @@ public final class ControlRoutes implements HttpService {
 
     private void objects(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        int limit = listLimit;
+        Optional<String> l = req.query().first("limit").asOptional();
+        if (l.isPresent()) {
+            try {
+                limit = Integer.parseInt(l.get());
+            } catch (NumberFormatException e) {
+                throw HyphaException.badRequest("limit must be a number 1.." + listLimit);
+            }
+            if (limit < 1 || limit > listLimit) {
+                throw HyphaException.badRequest("limit must be 1.." + listLimit);
+            }
+        }
+        Optional<ObjectId> after = req.query().first("cursor").asOptional().map(c -> ObjectCursor.read(ws, c));
+        List<ObjectRow> page = control.objects(p, ws, after, limit);
         JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
-        for (ObjectRow r : control.objects(p, ws(req))) {
+        for (ObjectRow r : page) {
             JsonObjectBuilder o = JsonText.json().createObjectBuilder()
                     .add("kind", r.objectId().kind().prefix())
                     .add("name", r.objectId().name())
@@ -205,7 +227,11 @@ public final class ControlRoutes implements HttpService {
             }
             arr.add(o);
         }
-        HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder().add("objects", arr).build().toString());
+        JsonObjectBuilder out = JsonText.json().createObjectBuilder().add("objects", arr);
+        if (page.size() == limit) {
+            out.add("next_cursor", ObjectCursor.write(page.get(page.size() - 1).objectId()));
+        }
+        HttpSupport.json(res, Status.OK_200, out.build().toString());
     }
 
     private void deleteObject(ServerRequest req, ServerResponse res) {

@@ -7,6 +7,8 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Optional;
 import java.util.logging.Level;
@@ -273,6 +275,10 @@ public final class HttpSupport {
 
     /** ISO-8601 text of epoch millis. */
     public static String iso(long epochMillis) {
-        return Instant.ofEpochMilli(epochMillis).toString();
+        // always with milliseconds (Instant.toString drops them when they are 0: one shape for clients)
+        return ISO_MILLIS.format(Instant.ofEpochMilli(epochMillis));
     }
+
+    private static final DateTimeFormatter ISO_MILLIS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 }

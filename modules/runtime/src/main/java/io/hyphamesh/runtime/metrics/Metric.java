@@ -28,6 +28,8 @@ public enum Metric {
     STORAGE_COMMITS("storage_commits", "group commits since start", true),
     STORAGE_COMMIT_SUBMISSIONS("storage_commit_submissions", "submissions committed since start", true),
     STORAGE_COMMIT_FAILURES("storage_commit_failures", "failed commits since start", true),
+    STORAGE_PARTS_DOWN("storage_parts_down", "storage parts (Derby shards, PostgreSQL committers) that cannot write now", true),
+    STORAGE_PART_DOWNS("storage_part_downs", "times a storage part stopped being able to write since start (e.g. a full disk)", true),
     STORAGE_FENCED("storage_fenced_submissions", "submissions refused by the partition fence (not applied)", true),
     PARTITIONS_OWNED("cluster_partitions_owned", "partitions this server serves now (cluster mode)", true);
 

@@ -284,23 +284,14 @@ public final class DocObject extends LiveObject {
         if (objId == 0) {
             return CompletableFuture.completedFuture(false);
         }
-        CompletableFuture<Boolean> done = new CompletableFuture<>();
         // what this run wrote before the delete is deleted with it
         rowPending = false;
-        gate.stage(new Write.DeleteObject(objId));
         Map<Long, Session> gone = new LinkedHashMap<>(subs);
         gone.forEach((sub, s) -> s.endSubscription(sub));
         subs.clear();
         baseVersion.clear();
-        gate.afterCommit(e -> {
-            if (e != null) {
-                done.completeExceptionally(e);
-                return;
-            }
-            // subscribers hear of the deletion once it is committed
-            gone.forEach((sub, s) -> s.send(Frames.eventDeleted(sub)));
-            done.complete(true);
-        });
+        // subscribers hear of the deletion once it is committed
+        CompletableFuture<Boolean> done = gate.stageDelete(objId, gone);
         objId = 0;
         value = JsonValue.NULL;
         valueText = "null";

@@ -573,18 +573,8 @@ public final class LogObject extends LiveObject {
         if (objId == 0) {
             return CompletableFuture.completedFuture(false);
         }
-        CompletableFuture<Boolean> done = new CompletableFuture<>();
-        gate.stage(new Write.DeleteObject(objId));
-        Map<Long, Session> gone = subs.takeAll();
-        gate.afterCommit(e -> {
-            if (e != null) {
-                done.completeExceptionally(e);
-                return;
-            }
-            // subscribers hear of the deletion once it is committed
-            gone.forEach((sub, s) -> s.send(Frames.eventDeleted(sub)));
-            done.complete(true);
-        });
+        // subscribers hear of the deletion once it is committed
+        CompletableFuture<Boolean> done = gate.stageDelete(objId, subs.takeAll());
         // a new life: completions of writes from before the delete no longer move the committed mark
         incarnation++;
         objId = 0;

@@ -283,6 +283,13 @@ final class Connection implements Session {
             sendError(HyphaException.badRequest("a request frame needs an integer 'id'"));
             return;
         }
+        if (transport.lowMemory() && !"ping".equals(frame.string("op", ""))) {
+            // shed work rather than thrash: the request is not run (answers to routed calls, handled
+            // above, and pings still pass)
+            inFlight.incrementAndGet();
+            fail(reqId, new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later (not applied)"));
+            return;
+        }
         if (inFlight.incrementAndGet() > transport.maxInFlight()) {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
             return;
@@ -375,12 +382,6 @@ final class Connection implements Session {
         if (!open.get()) {
             return;
         }
-        // Helidon 4.2 tells the listener nothing when the peer drops the TCP connection without a
-        // close frame; its socket reports it, so look
-        if (ws.socketContext() instanceof ConnectionContext cc && !cc.serverSocket().isConnected()) {
-            closed();
-            return;
-        }
         for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
             if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
                 e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
@@ -457,6 +458,10 @@ final class Connection implements Session {
                 if (open.compareAndSet(true, false)) {
                     closeTcp();
                 }
+            }
+            if (!closeWritten && !open.get() && !outbound.isEmpty()) {
+                // closed while this run was ending: what close() queued (its close frame) goes out
+                continue;
             }
             if (closeWritten || !open.get()) {
                 outbound.clear();

@@ -57,6 +57,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final Duration idleTimeout;
     private final Duration stallTimeout;
     private final HeapGuard heap;
+    /** The heap was nearly full after the last GC (sampled by the sweeper every 100 ms). */
+    private volatile boolean lowMemory;
     private final Metrics.Counter lowMemoryRefusals;
     private final Metrics.Counter stalledCloses;
     private final String limitsJson;
@@ -119,6 +121,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         admitHere(ws, false);
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
+        if (upgrade && WsUpgrade.wellFormed(req.headers())) {
+            // well-formed, authenticated and admitted, and admitHere passed just now: what refused it
+            // (the workspace between two servers, low memory) ended in between; retrying works
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
+        }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
@@ -160,7 +167,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * full, or no server serves the workspace at this moment (a move in progress). The client retries.
      */
     private void admitHere(String ws, boolean count) {
-        if (heap.low()) {
+        if (lowMemory) {
             if (count) {
                 lowMemoryRefusals.inc();
             }
@@ -293,6 +300,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         return host;
     }
 
+    /** True while the heap is nearly full: new sockets and new requests are refused, so nothing thrashes. */
+    boolean lowMemory() {
+        return lowMemory;
+    }
+
     /** How long a peer that owes answers may stay silent before it is a stalled peer. */
     Duration stallTimeout() {
         return stallTimeout;
@@ -340,6 +352,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     }
 
     private void sweep() {
+        lowMemory = heap.low();
         long now = System.nanoTime();
         boolean ping = now - lastPingNanos >= pingInterval.toNanos();
         if (ping) {

@@ -9,6 +9,7 @@ import java.util.Optional;
 import io.helidon.common.buffers.BufferData;
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.Headers;
 import io.helidon.http.HttpPrologue;
 import io.helidon.http.Method;
 import io.helidon.http.WritableHeaders;
@@ -52,7 +53,7 @@ public final class WsUpgrade implements Http1Upgrader {
             return null;
         }
         Optional<String> accept = acceptKey(headers);
-        if (accept.isEmpty() || !headers.first(VERSION).map(v -> v.trim().equals("13")).orElse(false)) {
+        if (accept.isEmpty() || !version13(headers)) {
             return null;
         }
         SocketListener listener = new SocketListener(transport);
@@ -67,8 +68,17 @@ public final class WsUpgrade implements Http1Upgrader {
         return new WsSocket(ctx, listener, transport.maxFrameBytes());
     }
 
+    /** True when an upgrade's key and version are acceptable: a refusal then had another reason. */
+    static boolean wellFormed(Headers headers) {
+        return acceptKey(headers).isPresent() && version13(headers);
+    }
+
+    private static boolean version13(Headers headers) {
+        return headers.first(VERSION).map(v -> v.trim().equals("13")).orElse(false);
+    }
+
     /** RFC 6455 4.2.2: the accept value of a well-formed key (16 random bytes, base64). */
-    static Optional<String> acceptKey(WritableHeaders<?> headers) {
+    static Optional<String> acceptKey(Headers headers) {
         Optional<String> key = headers.first(KEY).map(String::trim);
         if (key.isEmpty()) {
             return Optional.empty();

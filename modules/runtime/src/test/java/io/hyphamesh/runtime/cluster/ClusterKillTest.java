@@ -40,6 +40,7 @@ class ClusterKillTest {
             }
             load.forEach(ClusterWorkload::start);
             List<Long> failovers = new ArrayList<>();
+            List<String> overBound = new ArrayList<>();
             for (int k = 1; k <= kills; k++) {
                 cluster.awaitBalanced(Duration.ofSeconds(60));
                 Awaitility.await("every workspace acknowledges writes").atMost(Duration.ofSeconds(30))
@@ -54,15 +55,21 @@ class ClusterKillTest {
                 Awaitility.await("the killed server's workspaces acknowledge again").atMost(Duration.ofSeconds(30))
                         .until(() -> affected.stream().allMatch(w -> w.firstAckAfter(killed) >= 0));
                 long worst = 0;
+                List<Long> these = new ArrayList<>();
                 for (ClusterWorkload w : affected) {
                     long ms = TimeUnit.NANOSECONDS.toMillis(w.firstAckAfter(killed));
                     failovers.add(ms);
+                    these.add(ms);
                     worst = Math.max(worst, ms);
                 }
-                System.out.println("kill " + k + ": " + victim.id + " (" + affected.size() + " workspaces), first ack after "
-                        + worst + " ms at worst");
-                assertTrue(worst <= FAILOVER_BOUND_MS, "every affected workspace acknowledged within "
-                        + FAILOVER_BOUND_MS + " ms of the kill; worst " + worst + " ms");
+                these.sort(Long::compare);
+                System.out.println("kill " + k + "/" + kills + ": " + victim.id + " (" + affected.size()
+                        + " workspaces), first ack after " + worst + " ms at worst, median " + these.get(these.size() / 2)
+                        + " ms; failover per workspace (ms): " + these);
+                if (worst > FAILOVER_BOUND_MS) {
+                    // asserted after the last kill and the books: a soak reports every kill, then fails
+                    overBound.add("kill " + k + " (" + victim.id + "): worst " + worst + " ms");
+                }
                 cluster.awaitEveryPartitionOwned(Duration.ofSeconds(30));
                 // the killed server comes back: the rebalance moves partitions to it under load
                 victim.start();
@@ -73,15 +80,25 @@ class ClusterKillTest {
                 w.stop();
             }
             cluster.awaitEveryPartitionOwned(Duration.ofSeconds(60));
+            long acknowledged = 0;
             for (ClusterWorkload w : load) {
                 try (HyphaClient c = ClusterWorkload.client(cluster.workspaceUris(w.ws))) {
                     w.verify(c);
                 }
+                acknowledged += w.acknowledged();
                 System.out.println(w);
             }
             failovers.sort(Long::compare);
             System.out.println("failover (kill -> first ack) ms over " + failovers.size() + " workspaces: median "
                     + failovers.get(failovers.size() / 2) + ", worst " + failovers.get(failovers.size() - 1));
+            System.out.println("cluster soak: " + kills + " kills, " + failovers.size() + " failovers, median "
+                    + failovers.get(failovers.size() / 2) + " ms, p95 "
+                    + failovers.get(Math.min(failovers.size() - 1, (int) Math.ceil(failovers.size() * 0.95) - 1))
+                    + " ms, worst " + failovers.get(failovers.size() - 1) + " ms; " + acknowledged
+                    + " acknowledged writes verified: 0 lost, 0 duplicated; " + overBound.size() + " of " + kills
+                    + " kills over the " + FAILOVER_BOUND_MS + " ms bound " + overBound);
+            assertTrue(overBound.isEmpty(), "every affected workspace acknowledged within " + FAILOVER_BOUND_MS
+                    + " ms of each kill; over it: " + overBound);
         }
     }
 }

@@ -151,4 +151,46 @@ class ClusterModeTest {
         assertEquals(200, listing.status(), listing.body());
         assertTrue(listing.body().contains(ws));
     }
+
+    @Test
+    void aRevocationAndADeletionOnOneServerTakeEffectOnTheOtherWithinASecond() throws Exception {
+        String ws = workspaceServedBy(a, b);
+        // a token minted on A, a socket of it on B (the owner)
+        TestServer.Response minted = a.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read_write\",\"client_id\":\"carol\"}");
+        assertEquals(201, minted.status(), minted.body());
+        String token = minted.json().getString("token");
+        String tokenId = minted.json().getString("id");
+        CompletableFuture<Integer> closed = new CompletableFuture<>();
+        CompletableFuture<Void> hello = new CompletableFuture<>();
+        WebSocket socket = HTTP.newWebSocketBuilder().header("Authorization", "Bearer " + token)
+                .buildAsync(URI.create("ws://127.0.0.1:" + b.port() + "/v1/workspaces/" + ws + "/connect"),
+                        new WebSocket.Listener() {
+                            @Override
+                            public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+                                hello.complete(null);
+                                w.request(1);
+                                return null;
+                            }
+
+                            @Override
+                            public CompletionStage<?> onClose(WebSocket w, int code, String reason) {
+                                closed.complete(code);
+                                return null;
+                            }
+                        }).get(10, TimeUnit.SECONDS);
+        hello.get(10, TimeUnit.SECONDS);
+        // revoked on A: B closes the socket with 4001 within a second, and refuses the token
+        long revokedAt = System.nanoTime();
+        assertEquals(204, a.delete("/v1/workspaces/" + ws + "/tokens/" + tokenId, TestServer.ROOT).status());
+        assertEquals(4001, closed.get(5, TimeUnit.SECONDS));
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - revokedAt);
+        assertTrue(ms <= 1500, "closed " + ms + " ms after the revocation on the other server");
+        assertEquals(401, b.get("/v1/workspaces/" + ws, token).status());
+        socket.abort();
+        // deleted (through the owner, B): gone on A within a second
+        assertEquals(204, b.delete("/v1/workspaces/" + ws, TestServer.ROOT).status());
+        Awaitility.await("the workspace is gone on the other server").atMost(Duration.ofMillis(1500))
+                .until(() -> a.get("/v1/workspaces/" + ws, TestServer.ROOT).status() == 404);
+    }
 }

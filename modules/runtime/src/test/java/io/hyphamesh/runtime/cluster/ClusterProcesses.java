@@ -47,6 +47,8 @@ final class ClusterProcesses implements AutoCloseable {
         final Path dataDir;
         int port;
         Process process;
+        /** Stopped with SIGSTOP and not continued yet: it answers nothing. */
+        volatile boolean paused;
 
         Node(String id, Path dataDir) {
             this.id = id;
@@ -56,6 +58,16 @@ final class ClusterProcesses implements AutoCloseable {
 
         URI url() {
             return URI.create("http://127.0.0.1:" + port);
+        }
+
+        /** The server's output (stdout and stderr, every start appended). */
+        Path log() {
+            return dataDir.resolveSibling(id + ".log");
+        }
+
+        /** The {@code application_name} of its PostgreSQL sessions. */
+        String pgApplicationName() {
+            return "hypha-mesh " + id;
         }
 
         URI workspaceUri(String ws) {
@@ -116,6 +128,11 @@ final class ClusterProcesses implements AutoCloseable {
             if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 throw new AssertionError("kill -" + sig + " failed");
             }
+            if (sig.equals("STOP")) {
+                paused = true;
+            } else if (sig.equals("CONT")) {
+                paused = false;
+            }
         }
     }
 
@@ -142,6 +159,11 @@ final class ClusterProcesses implements AutoCloseable {
         return nodes;
     }
 
+    /** The cluster's database (user {@link PostgresProcess#USER}, no password). */
+    String dbUrl() {
+        return dbUrl;
+    }
+
     Node node(String id) {
         return nodes.stream().filter(n -> n.id.equals(id)).findFirst().orElseThrow();
     }
@@ -153,7 +175,7 @@ final class ClusterProcesses implements AutoCloseable {
     /** Any live server's {@code GET /v1/cluster}. */
     JsonObject view() {
         for (Node n : nodes) {
-            if (!n.alive()) {
+            if (!n.alive() || n.paused) {
                 continue;
             }
             try {
@@ -220,7 +242,7 @@ final class ClusterProcesses implements AutoCloseable {
     /** Creates a workspace through any live server. */
     void createWorkspace(String ws) throws IOException, InterruptedException {
         for (Node n : nodes) {
-            if (n.alive()) {
+            if (n.alive() && !n.paused) {
                 HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(n.url() + "/v1/workspaces"))
                                 .header("Authorization", "Bearer " + TestServer.ROOT)
                                 .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"" + ws + "\"}")).build(),

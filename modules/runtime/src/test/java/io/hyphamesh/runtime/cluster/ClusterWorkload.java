@@ -45,7 +45,8 @@ final class ClusterWorkload implements Runnable {
     private long incrUnknown;
     private long casAcked;
     private long casUnknown;
-    private final ConcurrentLinkedQueue<Long> ackNanos = new ConcurrentLinkedQueue<>();
+    /** Each acknowledged write: {sent, acknowledged} (System.nanoTime()). */
+    private final ConcurrentLinkedQueue<long[]> acks = new ConcurrentLinkedQueue<>();
     private final AtomicLong errors = new AtomicLong();
     private final List<String> unexpected = new ArrayList<>();
 
@@ -56,7 +57,7 @@ final class ClusterWorkload implements Runnable {
 
     static HyphaClient client(List<URI> servers) {
         return HyphaClient.connect(servers, TestServer.ROOT, ClientOptions.builder()
-                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(400))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(250))
                 .waitForReconnect(true)
                 .requestTimeout(OP_TIMEOUT)
                 .build());
@@ -71,12 +72,16 @@ final class ClusterWorkload implements Runnable {
         thread.join(Duration.ofSeconds(30).toMillis());
     }
 
-    /** The first acknowledgement at or after {@code nanos}, as nanos after it; -1 when none. */
+    /**
+     * The first acknowledgement of a write sent at or after {@code nanos}, as nanos after it; -1 when
+     * none. Only writes sent after the instant count: an answer in flight at a kill comes from the
+     * killed server, not from the one that took over.
+     */
     long firstAckAfter(long nanos) {
         long best = -1;
-        for (Long t : ackNanos) {
-            if (t >= nanos && (best < 0 || t - nanos < best)) {
-                best = t - nanos;
+        for (long[] a : acks) {
+            if (a[0] >= nanos && (best < 0 || a[1] - nanos < best)) {
+                best = a[1] - nanos;
             }
         }
         return best;
@@ -102,8 +107,8 @@ final class ClusterWorkload implements Runnable {
         }
     }
 
-    private void ack() {
-        ackNanos.add(System.nanoTime());
+    private void ack(long sent) {
+        acks.add(new long[] {sent, System.nanoTime()});
     }
 
     private void failed(HyphaException e) {
@@ -118,11 +123,12 @@ final class ClusterWorkload implements Runnable {
 
     private void append(HyphaClient c) {
         long pseq = nextPseq;
+        long sent = System.nanoTime();
         try {
             long seq = c.log("l").append(Json.createObjectBuilder().add("p", pseq).build(), "w", pseq, OP_TIMEOUT);
             appended.put(pseq, seq);
             nextPseq++;
-            ack();
+            ack(sent);
         } catch (HyphaException e) {
             // idempotent: the same pseq is sent again next turn
             failed(e);
@@ -130,10 +136,11 @@ final class ClusterWorkload implements Runnable {
     }
 
     private void incr(HyphaClient c) {
+        long sent = System.nanoTime();
         try {
             c.doc("counter").incr("/n", 1, OP_TIMEOUT);
             incrAcked++;
-            ack();
+            ack(sent);
         } catch (HyphaException e) {
             incrUnknown++;
             failed(e);
@@ -148,10 +155,11 @@ final class ClusterWorkload implements Runnable {
             failed(e);
             return;
         }
+        long sent = System.nanoTime();
         try {
             c.doc("cas").cas(v.version(), Json.createValue(v.version() + 1), OP_TIMEOUT);
             casAcked++;
-            ack();
+            ack(sent);
         } catch (HyphaException e) {
             if (e.code() == ErrorCode.CONFLICT) {
                 return;

@@ -17,9 +17,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Defects found in review, each pinned by the behaviour that must hold. */
+/**
+ * Edges of the wire and of an object's life: a deleted Log starts a fresh life (for subscribers and
+ * across kill -9), credit saturates, numbers that could not be read back or computed and escapes with
+ * non-ASCII digits are refused.
+ */
 @ExtendWith(DumpOnFailure.class)
-class ReviewRegressionTest {
+class WireEdgeCasesTest {
     private static final Duration T = Duration.ofSeconds(10);
     private static TestServer server;
 

@@ -1,0 +1,86 @@
+package io.hyphamesh.runtime.http;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.hyphamesh.client.HyphaClient;
+import io.hyphamesh.runtime.TestServer;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The objects listing pages like the artifact listing; health reports each storage part. */
+class ObjectListingAndHealthTest {
+
+    @Test
+    void theObjectsListingPagesThroughEveryObjectOnceInOrder() throws Exception {
+        try (TestServer s = TestServer.start(Map.of("objects.list-limit", "10"))) {
+            String ws = s.newWorkspace();
+            List<String> expected = new ArrayList<>();
+            try (HyphaClient c = s.client(ws, "read_write", "w")) {
+                for (int i = 0; i < 7; i++) {
+                    c.log(String.format("l%02d", i)).append(Json.createValue(i), Duration.ofSeconds(5));
+                    expected.add("log:" + String.format("l%02d", i));
+                }
+                for (int i = 0; i < 18; i++) {
+                    c.doc(String.format("d%02d", i)).put(Json.createValue(i), Duration.ofSeconds(5));
+                }
+            }
+            // Logs before Docs (kind order), names in order within a kind
+            List<String> docs = new ArrayList<>();
+            for (int i = 0; i < 18; i++) {
+                docs.add("doc:" + String.format("d%02d", i));
+            }
+            List<String> all = new ArrayList<>(expected);
+            all.addAll(docs);
+            List<String> seen = new ArrayList<>();
+            String cursor = null;
+            int pages = 0;
+            do {
+                TestServer.Response r = s.get("/v1/workspaces/" + ws + "/objects?limit=10"
+                        + (cursor == null ? "" : "&cursor=" + cursor), TestServer.ROOT);
+                assertEquals(200, r.status(), r.body());
+                for (JsonValue v : r.json().getJsonArray("objects")) {
+                    JsonObject o = v.asJsonObject();
+                    seen.add(o.getString("kind") + ":" + o.getString("name"));
+                }
+                cursor = r.json().containsKey("next_cursor") ? r.json().getString("next_cursor") : null;
+                pages++;
+            } while (cursor != null && pages < 10);
+            assertEquals(all, seen, "every object once, in order");
+            assertEquals(3, pages, "25 objects in pages of 10");
+            // the default page is the cap; bad input is a typed 400
+            assertEquals(10, s.get("/v1/workspaces/" + ws + "/objects", TestServer.ROOT).json().getJsonArray("objects").size());
+            assertEquals(400, s.get("/v1/workspaces/" + ws + "/objects?limit=0", TestServer.ROOT).status());
+            assertEquals(400, s.get("/v1/workspaces/" + ws + "/objects?limit=11", TestServer.ROOT).status());
+            assertEquals(400, s.get("/v1/workspaces/" + ws + "/objects?limit=x", TestServer.ROOT).status());
+            assertEquals(400, s.get("/v1/workspaces/" + ws + "/objects?cursor=%21%21", TestServer.ROOT).status());
+            assertEquals(400, s.get("/v1/workspaces/" + ws + "/objects?cursor=d3M", TestServer.ROOT).status(), "a cursor naming ws");
+        }
+    }
+
+    @Test
+    void healthReportsEveryStoragePart() throws Exception {
+        try (TestServer s = TestServer.start()) {
+            TestServer.Response r = s.get("/observe/health", null);
+            assertEquals(200, r.status(), r.body());
+            assertEquals("UP", r.json().getString("status"));
+            JsonObject checks = r.json().getJsonObject("checks");
+            assertEquals("UP", checks.getString("artifacts"));
+            assertEquals(2, checks.getJsonArray("storage").size(), r.body());
+            for (JsonValue v : checks.getJsonArray("storage")) {
+                assertEquals("UP", v.asJsonObject().getString("status"));
+            }
+            assertFalse(checks.containsKey("cluster"), "a single server has no cluster check");
+            String metrics = s.get("/observe/metrics", null).body();
+            assertTrue(metrics.contains("storage_parts_down 0") && metrics.contains("storage_fenced_submissions 0"), metrics);
+        }
+    }
+}
