@@ -78,7 +78,7 @@ public final class Main {
         config.put("peers", new ArrayList<>(o.peers()));
         config.put("git_commit", git());
         config.put("command", command);
-        config.put("client", "io.hyphamesh.client (JVM, java.net.http WebSocket, JSON text frames) over loopback;"
+        config.put("client", "io.hyphamesh.client (JVM, its own RFC 6455 client on a blocking socket, JSON text frames) over loopback;"
                 + " one socket per HyphaClient");
         Progress.say("hypha bench: " + (o.quick() ? "quick smoke run" : "full run") + ", temp dir " + tmp);
         try {
