@@ -14,7 +14,7 @@ export const METRICS = {
   peak: { field: 'peak', label: 'peak sockets', unit: 'sockets', better: 'higher' },
 };
 
-export const GROUPS = ['RPC', 'Log', 'Doc', 'Sockets', 'Presence', 'Artifacts', 'Cold start', 'Other'];
+export const GROUPS = ['RPC', 'Log', 'Doc', 'Sockets', 'Presence', 'Artifacts', 'Cold start', 'Server start', 'Other'];
 
 /**
  * Known scenarios. `key` is the metric the charts, history and ratios use; `per` names what the
@@ -65,6 +65,10 @@ export const SCENARIOS = [
   { name: 'doc.incr.contended', group: 'Doc', title: 'Atomic incr, 16 writers on one counter',
     what: '16 connections incr one counter, final value exact', key: 'throughput_per_s', per: 'commits', durable: true,
     ref: { local: { text: '—' }, cloud: { text: '386/s, 0 % conflicts', throughput_per_s: 386 } } },
+  { name: 'doc.incr.spread', group: 'Doc', title: 'Atomic incr, 16 writers over 1,000 Docs',
+    what: '16 connections incr 1,000 different Docs (nothing contended: the per-object ceiling), sum exact',
+    key: 'throughput_per_s', per: 'commits', durable: true,
+    ref: { local: { text: '— (not in the reference report)' }, cloud: { text: '—' } } },
   { name: 'ws.connect', group: 'Sockets', title: 'Connect to a warm workspace',
     what: 'connect latency to a warm workspace', key: 'p50_ms', per: 'connects',
     ref: { local: { text: 'p50 1.38 ms', p50_ms: 1.38 }, cloud: { text: 'p50 71 ms', p50_ms: 71 } } },
@@ -95,6 +99,13 @@ export const SCENARIOS = [
   { name: 'cold.workspace', group: 'Cold start', title: 'First touch of a hibernated workspace',
     what: 'first touch of a hibernated workspace', key: 'p50_ms', per: 'touches',
     ref: { local: { text: 'p50 2.61 ms', p50_ms: 2.61 }, cloud: { text: 'p50 747 ms', p50_ms: 747 } } },
+  { name: 'server.start.empty', group: 'Server start', title: 'Server start, empty data directory',
+    what: 'java -jar → first 200 of /observe/health, fresh data directory', key: 'p50_ms', per: 'starts',
+    ref: { local: { text: '— (not in the reference report)' }, cloud: { text: '—' } } },
+  { name: 'server.start.kill9', group: 'Server start', title: 'Server restart after kill -9',
+    what: 'java -jar → healthy on a data directory left by SIGKILL under load (1,000,000-entry Log, 1,000 Docs); every acknowledged append checked',
+    key: 'p50_ms', per: 'starts',
+    ref: { local: { text: '— (not in the reference report)' }, cloud: { text: '—' } } },
 ];
 
 const BY_NAME = new Map(SCENARIOS.map((s) => [s.name, s]));
@@ -104,7 +115,7 @@ export function scenarioInfo(name) {
   if (BY_NAME.has(name)) return BY_NAME.get(name);
   const prefix = String(name).split('.')[0];
   const group = { rpc: 'RPC', log: 'Log', doc: 'Doc', ws: 'Sockets', presence: 'Presence',
-    artifact: 'Artifacts', cold: 'Cold start' }[prefix] || 'Other';
+    artifact: 'Artifacts', cold: 'Cold start', server: 'Server start' }[prefix] || 'Other';
   return { name, group, title: name, what: 'not in the benchmark\'s catalogue', key: 'p50_ms', per: 'ops',
     ref: { local: { text: '—' }, cloud: { text: '—' } }, unknown: true };
 }
@@ -142,6 +153,16 @@ export const MARKS = {
   'doc.incr.contended': { text: '≥ 50,000 commits/s, final value exact, ≥ Redis always INCRBY',
     checks: [{ field: 'throughput_per_s', op: '>=', value: 50000 }, { field: 'final_exact', op: '==', value: true },
       { field: 'throughput_per_s', op: '>=', peer: 'redis' }] },
+  'doc.incr.spread': { text: '≥ Redis INCRBY on 1,000 keys in the same run, final sum exact',
+    checks: [{ field: 'throughput_per_s', op: '>=', peer: 'redis' }, { field: 'final_exact', op: '==', value: true }] },
+  'doc.cas.serial': { text: '≥ Redis Lua CAS in the same run',
+    checks: [{ field: 'throughput_per_s', op: '>=', peer: 'redis' }] },
+  'doc.cas.contended': { text: '≥ Redis CAS script in the same run, 16 contenders',
+    checks: [{ field: 'throughput_per_s', op: '>=', peer: 'redis' }] },
+  'server.start.empty': { text: '≤ 1 s from process start to healthy, empty data directory',
+    checks: [{ field: 'p50_ms', op: '<=', value: 1000 }] },
+  'server.start.kill9': { text: '≤ 1.5 s from process start to healthy after kill -9, nothing acknowledged lost',
+    checks: [{ field: 'p50_ms', op: '<=', value: 1500 }, { field: 'acknowledged_lost', op: '==', value: 0 }] },
   'presence.propagate': { text: 'p50 ≤ 0.3 ms', checks: [{ field: 'p50_ms', op: '<=', value: 0.3 }] },
   'ws.max': { text: '≥ 50,000 sockets, 0 failures',
     checks: [{ field: 'peak', op: '>=', value: 50000 }, { field: 'failures', op: '==', value: 0 }] },

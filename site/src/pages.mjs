@@ -3,9 +3,9 @@
 
 import fs from 'node:fs';
 import { DURABILITY, GROUPS, MARKS, PEER_OPERATION, SCENARIOS, SYSTEM_LABEL, scenarioInfo, scenarioOrder } from './catalogue.mjs';
-import { compare, conflictRate, evaluateMark, median, ourRow, peersIn, rowLabel, rowsOf, scenarioNames, sharedField, systemLabel, US } from './analysis.mjs';
+import { compare, conflictRate, evaluateMark, median, ourRow, peerRow, peersIn, rowLabel, rowsOf, scenarioNames, sharedField, systemLabel, US } from './analysis.mjs';
 import { barChart, historyChart, latencyChart } from './charts.mjs';
-import { esc, int, metric, ms, percent, rate, ratio, when } from './format.mjs';
+import { esc, fixed, int, metric, ms, percent, rate, ratio, when } from './format.mjs';
 import { headlineRows } from './headline.mjs';
 
 const CSS = fs.readFileSync(new URL('./style.css', import.meta.url), 'utf8');
@@ -190,6 +190,7 @@ ${headlineTable(run)}
 <h2 id="throughput">Throughput against peers</h2>
 ${tp.length ? barChart({ kind: 'throughput', title: 'Throughput, same run', unit: 'per second', groups: tp }) : '<p class="muted">No throughput figures in this run.</p>'}
 ${mb.length ? barChart({ kind: 'bandwidth', title: 'Artifact transfer', unit: 'MB/s', groups: mb }) : ''}
+${cpuTable(run)}
 <h2 id="latency">Latency percentiles</h2>
 <p class="note">p50 → p95 → p99 → max, one line per system; dashed lines are our targets, dotted ones the reference's local run (loopback, like ours). Log scale.</p>
 <div class="charts">${lat.length ? lat.map((n) => latencyChart({ id: n, title: scenarioInfo(n).title, rows: latencyRowsFor(run, n), marks: latencyMarks(n) })).join('\n') : '<p class="muted">No latency figures in this run.</p>'}</div>
@@ -213,6 +214,44 @@ function plainRun(run) {
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios
+
+/** Server and client CPU per operation; a peer's cells also say ours ÷ theirs (lower is better for us). */
+function cpuCells(r, mine) {
+  const cell = (field) => {
+    const v = r[field];
+    if (v == null) return '<td>—</td>';
+    const m = mine?.[field];
+    const rel = r.system !== US && m != null && v > 0 ? `<br><small class="cpu-ratio" data-ratio="${m / v}">ours ${esc(ratio(m / v))}</small>` : '';
+    return `<td class="cpu" data-field="${field}">${esc(cpu(v))}${rel}</td>`;
+  };
+  return cell('server_cpu_us_per_op') + cell('client_cpu_us_per_op');
+}
+
+function cpu(v) {
+  return v >= 100 ? int(Math.round(v)) : fixed(v, 1);
+}
+
+/** Server and client CPU per operation of every scenario that has it, ours beside each peer. */
+function cpuTable(run) {
+  const names = scenarioNames(run).sort(scenarioOrder).filter((n) => rowsOf(run, n).some((r) => r.server_cpu_us_per_op != null));
+  if (!names.length) return '';
+  const peers = peersIn(run);
+  const rows = names.map((n) => {
+    const mine = ourRow(run, n);
+    const td = (r, f) => (r?.[f] != null ? esc(cpu(r[f])) : '—');
+    const peerCells = peers.map((p) => {
+      const r = peerRow(run, n, p);
+      const x = r && mine && r.server_cpu_us_per_op > 0 && mine.server_cpu_us_per_op != null ? ` <small>(ours ${esc(ratio(mine.server_cpu_us_per_op / r.server_cpu_us_per_op))})</small>` : '';
+      return `<td>${td(r, 'server_cpu_us_per_op')}${x}</td><td>${td(r, 'client_cpu_us_per_op')}</td>`;
+    }).join('');
+    return `<tr data-scenario="${esc(n)}"><th scope="row"><a href="scenarios.html#${esc(n)}">${esc(n)}</a></th><td>${td(mine, 'server_cpu_us_per_op')}</td><td>${td(mine, 'client_cpu_us_per_op')}</td>${peerCells}</tr>`;
+  }).join('\n');
+  return `<h2 id="cpu">CPU per operation</h2>
+<p class="note">CPU time of the server process and of the load client over each measured phase, divided by the successful operations (µs per operation; lower is better). On 2 shared cores CPU per operation is throughput. For a peer, "ours ×" is our server's CPU ÷ the peer's.</p>
+<table class="cpu-table"><thead><tr><th>scenario</th><th>ours, server</th><th>ours, client</th>${peers.map((p) => `<th>${esc(systemLabel(p))}, server</th><th>${esc(systemLabel(p))}, client</th>`).join('')}</tr></thead><tbody>
+${rows}
+</tbody></table>`;
+}
 
 function extraCell(r) {
   const bits = [];
@@ -242,12 +281,12 @@ function scenarioSection(run, name) {
   const rank = (r) => (r.system === US ? 0 : 1);
   const rows = rowsOf(run, name).slice().sort((a, b) => rank(a) - rank(b));
   const mine = ourRow(run, name);
-  const cells = (r) => `<td>${esc(int(r.n))}</td><td class="${r.errors > 0 ? 'bad' : ''}">${esc(int(r.errors))}</td><td>${esc(ms(r.p50_ms))}</td><td>${esc(ms(r.p95_ms))}</td><td>${esc(ms(r.p99_ms))}</td><td>${esc(ms(r.max_ms))}</td><td>${esc(rate(r.throughput_per_s))}</td>`;
+  const cells = (r) => `<td>${esc(int(r.n))}</td><td class="${r.errors > 0 ? 'bad' : ''}">${esc(int(r.errors))}</td><td>${esc(ms(r.p50_ms))}</td><td>${esc(ms(r.p95_ms))}</td><td>${esc(ms(r.p99_ms))}</td><td>${esc(ms(r.max_ms))}</td><td>${esc(rate(r.throughput_per_s))}</td>${cpuCells(r, mine)}`;
   let body = rows.map((r) => `<tr class="sys-${esc(r.system)}" data-system="${esc(r.system)}" data-variant="${esc(r.variant)}"><th scope="row">${esc(rowLabel(r))}</th>${cells(r)}<td>${extraCell(r)}</td><td>${r.system === US ? '<span class="muted">ours</span>' : mine ? ratioCell(name, mine, r) : '—'}</td><td class="notes">${info.durable ? `<div class="dur">${esc(DURABILITY[r.system] || 'durability not stated')}</div>` : ''}${esc(r.notes)}</td></tr>`).join('\n');
   const refRow = (kind, ref, words) => {
     if (!ref) return '';
     const r = { n: null, errors: null, p50_ms: ref.p50_ms ?? null, p95_ms: null, p99_ms: ref.p99_ms ?? null, max_ms: null, throughput_per_s: ref.throughput_per_s ?? null, mb_per_s: ref.mb_per_s ?? null, peak: ref.peak ?? null };
-    return `<tr class="ref ${kind}"><th scope="row">${esc(words)}</th><td colspan="7" class="reftext">${esc(ref.text)}</td><td></td><td>${kind === 'local' ? (mine ? ratioCell(name, mine, r) : '—') : '<span class="muted">no ratio: over a network</span>'}</td><td class="notes">${kind === 'local' ? 'workerd over loopback, like ours: the figure to compare with' : 'context only: real Cloudflare Durable Objects and R2 from one host, a network round trip in every operation'}</td></tr>`;
+    return `<tr class="ref ${kind}"><th scope="row">${esc(words)}</th><td colspan="9" class="reftext">${esc(ref.text)}</td><td></td><td>${kind === 'local' ? (mine ? ratioCell(name, mine, r) : '—') : '<span class="muted">no ratio: over a network</span>'}</td><td class="notes">${kind === 'local' ? 'workerd over loopback, like ours: the figure to compare with' : 'context only: real Cloudflare Durable Objects and R2 from one host, a network round trip in every operation'}</td></tr>`;
   };
   body += refRow('local', info.ref?.local, 'reference, local run');
   body += refRow('cloud', info.ref?.cloud, 'reference, cloud');
@@ -255,7 +294,7 @@ function scenarioSection(run, name) {
   if (mark) {
     const c0 = mark.checks.find((c) => c.target != null && c.ours != null);
     const r = c0 ? compare(c0.ours, c0.target, c0.field) : null;
-    body += `<tr class="ref issue"><th scope="row">target</th><td colspan="7" class="reftext">${esc(mark.text)} ${markBadge(mark)}</td><td></td><td>${r ? `<span class="ratio ${r.verdict.replace(' ', '-')}">${esc({ p50_ms: 'p50', p99_ms: 'p99', throughput_per_s: 'rate', mb_per_s: 'MB/s', peak: 'peak', errors: 'errors', failures: 'failures' }[c0.field] || c0.field)} ${esc(ratio(r.value))}<br><small>${esc(r.verdict)}</small></span>` : '—'}</td><td class="notes">${esc(mark.checks.map((c) => `${c.label}: ${c.status === 'unknown' ? 'no figure' : c.status}`).join('; '))}</td></tr>`;
+    body += `<tr class="ref issue"><th scope="row">target</th><td colspan="9" class="reftext">${esc(mark.text)} ${markBadge(mark)}</td><td></td><td>${r ? `<span class="ratio ${r.verdict.replace(' ', '-')}">${esc({ p50_ms: 'p50', p99_ms: 'p99', throughput_per_s: 'rate', mb_per_s: 'MB/s', peak: 'peak', errors: 'errors', failures: 'failures' }[c0.field] || c0.field)} ${esc(ratio(r.value))}<br><small>${esc(r.verdict)}</small></span>` : '—'}</td><td class="notes">${esc(mark.checks.map((c) => `${c.label}: ${c.status === 'unknown' ? 'no figure' : c.status}`).join('; '))}</td></tr>`;
   }
   const chart = hasLatency(run, name) ? latencyChart({ id: name, title: info.title, rows: latencyRowsFor(run, name), marks: latencyMarks(name) }) : '';
   return `<section class="scenario" id="${esc(name)}" data-scenario="${esc(name)}">
@@ -263,7 +302,7 @@ function scenarioSection(run, name) {
 <p class="what">${esc(info.what)}${info.unknown ? ' <span class="muted">(a scenario this page does not know; shown as the file has it)</span>' : ''}</p>
 <div class="scn">
 <table class="figures">
-<thead><tr><th>system</th><th>n</th><th>errors</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th>${esc(info.per)}/s</th><th>more</th><th>ratio, ours ÷ this</th><th>durability · notes</th></tr></thead>
+<thead><tr><th>system</th><th>n</th><th>errors</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th>${esc(info.per)}/s</th><th title="CPU time of the server process over the measured phase, per successful operation">server CPU µs/op</th><th title="CPU time of the load client (the harness JVM) over the measured phase, per successful operation">client CPU µs/op</th><th>more</th><th>ratio, ours ÷ this</th><th>durability · notes</th></tr></thead>
 <tbody>
 ${body}
 </tbody></table>

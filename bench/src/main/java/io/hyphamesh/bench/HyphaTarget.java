@@ -57,12 +57,32 @@ final class HyphaTarget implements AutoCloseable {
         List<String> serverArgs = new ArrayList<>(List.of("--port=" + port, "--data-dir=" + data));
         serverArgs.addAll(extra);
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseParallelGC", "-Dguice_bytecode_gen_option=DISABLED", "-jar", jar.toString()));
+                "-XX:+UseParallelGC", "-Dguice_bytecode_gen_option=DISABLED"));
+        cmd.addAll(extraJvmOptions(name));
+        cmd.addAll(List.of("-jar", jar.toString()));
         cmd.addAll(serverArgs);
         cmd.add("--root-token=" + root);
         ControlApi api = new ControlApi(URI.create("http://127.0.0.1:" + port), root);
         Child c = Child.start(name, cmd, dir.resolve(name + ".log"), Duration.ofSeconds(90), api::healthy);
         return new HyphaTarget(api, Optional.of(c), serverArgs);
+    }
+
+    /**
+     * JVM options for the servers the harness starts, from {@code HYPHA_JAVA_OPTS} (split on
+     * whitespace; {@code {name}} becomes the server's name, so a JFR recording per server can be
+     * asked for with {@code -XX:StartFlightRecording=filename=/tmp/{name}.jfr}).
+     */
+    static List<String> extraJvmOptions(String name) {
+        String env = System.getenv("HYPHA_JAVA_OPTS");
+        List<String> out = new ArrayList<>();
+        if (env != null) {
+            for (String o : env.trim().split("\\s+")) {
+                if (!o.isEmpty()) {
+                    out.add(o.replace("{name}", name));
+                }
+            }
+        }
+        return out;
     }
 
     static HyphaTarget external(URI server, String rootToken) throws IOException {

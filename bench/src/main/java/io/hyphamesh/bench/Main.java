@@ -78,7 +78,7 @@ public final class Main {
         config.put("peers", new ArrayList<>(o.peers()));
         config.put("git_commit", git());
         config.put("command", command);
-        config.put("client", "io.hyphamesh.client (JVM, java.net.http WebSocket, JSON text frames) over loopback;"
+        config.put("client", "io.hyphamesh.client (JVM, its own RFC 6455 client on a blocking socket, JSON text frames) over loopback;"
                 + " one socket per HyphaClient");
         Progress.say("hypha bench: " + (o.quick() ? "quick smoke run" : "full run") + ", temp dir " + tmp);
         try {
@@ -105,6 +105,10 @@ public final class Main {
             if (o.anySelected("artifact")) {
                 s3(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
                 ArtifactScenarios.ceph(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
+            }
+            if (o.server().isEmpty() && o.anySelected("server.start")) {
+                run.serverPid(-1);
+                StartScenarios.run(run, o.serverJar(), tmp);
             }
             if (o.peers().contains("nats")) {
                 NatsPeer.run(run, tmp);
@@ -191,8 +195,10 @@ public final class Main {
             config.put("server", Map.of("mode", "external", "url", o.server().get().toString()));
         } else {
             main = HyphaTarget.start(o.serverJar(), tmp, "server", List.of());
+            String jvm = String.join(" ", Stream.concat(Stream.of("-XX:+UseParallelGC"),
+                    HyphaTarget.extraJvmOptions("server").stream()).toList());
             config.put("server", Map.of("mode", "started by the harness", "jar", o.serverJar().toString(),
-                    "jvm", "-XX:+UseParallelGC", "args", main.args(), "defaults", "every other key at its default"
+                    "jvm", jvm, "args", main.args(), "defaults", "every other key at its default"
                             + " (storage.durable=true, 4 shards)"));
         }
         try (main) {

@@ -62,6 +62,20 @@ final class Marks {
                 yield Optional.of(new Result("≥ 50,000 commits/s, final exact, ≥ Redis always INCRBY",
                         exact ? worst(parts) : Optional.of(0.0), exact ? "" : "final value NOT exact"));
             }
+            case "doc.incr.spread" -> {
+                boolean exact = ours.get("final_exact").map(Boolean.TRUE::equals).orElse(false);
+                Result r = peer("≥ Redis INCRBY on 1,000 keys (same run), final exact", redis, "throughput_per_s", tp, false);
+                yield Optional.of(exact ? r : new Result(r.text(), Optional.of(0.0), "final sum NOT exact"));
+            }
+            case "doc.cas.serial" -> Optional.of(peer("≥ Redis Lua CAS (same run)", redis, "throughput_per_s", tp, false));
+            case "doc.cas.contended" -> Optional.of(peer("≥ Redis CAS script, 16 contenders (same run)", redis,
+                    "throughput_per_s", tp, false));
+            case "server.start.empty" -> Optional.of(atMost("≤ 1 s to healthy, empty data directory", p50, 1000));
+            case "server.start.kill9" -> {
+                long lost = ours.number("acknowledged_lost").orElse(0.0).longValue();
+                Result r = atMost("≤ 1.5 s to healthy after kill -9 (1,000,000-entry Log, 1,000 Docs), nothing lost", p50, 1500);
+                yield Optional.of(lost == 0 ? r : new Result(r.text(), Optional.of(0.0), lost + " acknowledged appends lost"));
+            }
             case "presence.propagate" -> Optional.of(atMost("p50 ≤ 0.3 ms", p50, 0.3));
             case "ws.max" -> {
                 long failures = ours.number("failures").orElse(0.0).longValue();

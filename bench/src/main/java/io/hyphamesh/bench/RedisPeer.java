@@ -26,7 +26,7 @@ final class RedisPeer {
     static final String DURABLE = "durable: appendonly yes, appendfsync always (fsync before the reply; Redis"
             + " groups the fsync of all clients served in one event-loop turn)";
     static final List<String> MAPPED = List.of("log.append.serial", "log.append.concurrent", "log.read.page",
-            "doc.cas.serial", "doc.cas.contended", "doc.incr.contended");
+            "doc.cas.serial", "doc.cas.contended", "doc.incr.contended", "doc.incr.spread");
     /** Compare-version-and-set on a hash {v, d}: one round trip, like our CAS. Returns {version, value}, negative version on conflict. */
     private static final String CAS = """
             local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -105,6 +105,7 @@ final class RedisPeer {
                         .note("INCRBY 1 from " + HyphaScenarios.CONTENDERS + " connections, one in flight each")
                         .note(DURABLE).note(ver).note("no warm-up");
             });
+            run.scenario("doc.incr.spread", SYSTEM, o.maxOps(), null, () -> incrSpread(run, pool, ver));
             for (Jedis j : pool) {
                 j.close();
             }
@@ -188,6 +189,38 @@ final class RedisPeer {
                 .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
                 .note(HyphaScenarios.CONTENDERS + " connections, HMGET then the CAS script; a conflict answers the current"
                         + " version and value, used for the retry (as ours)").note(DURABLE).note(ver).note("no warm-up");
+    }
+
+    /** INCRBY over 1,000 keys from 16 connections, operation i on key i mod 1,000 (as ours). */
+    private static Row incrSpread(Run run, List<Jedis> pool, String ver) {
+        int n = HyphaScenarios.SPREAD_DOCS;
+        Jedis j0 = pool.get(0);
+        for (int k = 0; k < n; k++) {
+            j0.set("bench:spread:" + k, "1");
+        }
+        Load.threads(HyphaScenarios.CONTENDERS, Long.MAX_VALUE, Load.warmupTime(),
+                (w, i) -> pool.get(w).incrBy("bench:spread:" + (i % n), 1));
+        long warm = spreadSum(j0, n);
+        Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, run.options.maxOps(), run.options.duration(),
+                (w, i) -> pool.get(w).incrBy("bench:spread:" + (i % n), 1));
+        long fin = spreadSum(j0, n);
+        return Row.of("doc.incr.spread", SYSTEM, m).put("docs", n).put("commits", m.ok()).put("final_sum", fin)
+                .put("final_exact", fin - warm == m.ok())
+                .note("INCRBY 1 from " + HyphaScenarios.CONTENDERS + " connections over " + n + " keys, operation i on"
+                        + " key i mod " + n).note(DURABLE).note(ver).note("warm-up of " + Load.warmupTime().toMillis()
+                        + " ms excluded");
+    }
+
+    private static long spreadSum(Jedis j, int n) {
+        String[] keys = new String[n];
+        for (int k = 0; k < n; k++) {
+            keys[k] = "bench:spread:" + k;
+        }
+        long total = 0;
+        for (String v : j.mget(keys)) {
+            total += v == null ? 0 : Long.parseLong(v);
+        }
+        return total;
     }
 
     static void skip(Run run, String why) {

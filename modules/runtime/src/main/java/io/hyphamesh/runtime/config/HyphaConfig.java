@@ -71,6 +71,7 @@ public final class HyphaConfig {
             new Setting("log.max-batch", "1000", "most entries one append_all may carry"),
             new Setting("log.max-page", "1000", "most entries one read returns"),
             new Setting("log.cache-entries", "20000", "recent entries each live Log keeps in memory for tail and replay"),
+            new Setting("log.cache-bytes", "", "bytes the recent-entry caches of all live Logs may hold together (an entry counts its body's UTF-8 length plus 72); one Log holds at most a quarter; default an eighth of the maximum heap"),
             new Setting("log.max-credit", "10000", "most unacknowledged entries a subscription may be granted"),
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),

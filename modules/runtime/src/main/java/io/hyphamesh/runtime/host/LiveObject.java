@@ -45,6 +45,8 @@ public abstract class LiveObject implements WriteOwner {
     private boolean loaded;
     /** Set by {@link Leave}: completed once the last write committed and the instance closed. */
     private CompletableFuture<Void> leaving;
+    /** {@link #leaving} is set: the gate wakes the object when its last commit completes. */
+    private volatile boolean waitsForLastCommit;
     private volatile boolean broken;
     private volatile long lastActivityNanos = System.nanoTime();
 
@@ -229,6 +231,7 @@ public abstract class LiveObject implements WriteOwner {
                 }
                 case Leave l -> {
                     leaving = l.done();
+                    waitsForLastCommit = true;
                     onTerminate();
                 }
                 default -> LOG.warning("unknown message " + m);
@@ -271,6 +274,7 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             lifecycle.unlock();
         }
+        closedSafely();
         ctx.host().hibernated(this);
     }
 
@@ -305,6 +309,7 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             lifecycle.unlock();
         }
+        closedSafely();
         if (!handOver) {
             ctx.host().closed(this);
         }
@@ -336,6 +341,11 @@ public abstract class LiveObject implements WriteOwner {
     /** Nanoseconds idle, for the reaper. */
     final long idleNanos() {
         return System.nanoTime() - lastActivityNanos;
+    }
+
+    /** True once the instance waits for its last commit to close ({@link Leave}); any thread. */
+    final boolean waitsForLastCommit() {
+        return waitsForLastCommit;
     }
 
     @Override
@@ -426,5 +436,17 @@ public abstract class LiveObject implements WriteOwner {
 
     /** The workspace is being deleted. */
     protected void onTerminate() {
+    }
+
+    /** This instance closed (hibernated, terminated, or dropped for a reload): release what it holds in memory. */
+    protected void onClosed() {
+    }
+
+    private void closedSafely() {
+        try {
+            onClosed();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "closing " + id + " failed", e);
+        }
     }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -39,8 +40,11 @@ public final class WriteGate {
     private Fence runFence;
     /** Released when the last submission committed. */
     private Fence lastFence = Fence.PASSED;
-    /** Submissions whose commit has not yet been seen on the object's thread. */
-    private int inFlight;
+    /**
+     * Submissions whose commit has not completed (decremented by the committer thread, or on the
+     * object's thread before the follow-ups of that commit run).
+     */
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     WriteGate(LiveObject owner) {
         this.owner = owner;
@@ -96,7 +100,7 @@ public final class WriteGate {
 
     /** True when nothing is staged and no submission is waiting for its commit. */
     public boolean idle() {
-        return staged.isEmpty() && inFlight == 0;
+        return staged.isEmpty() && inFlight.get() == 0;
     }
 
     /**
@@ -113,7 +117,9 @@ public final class WriteGate {
                 followUps.clear();
                 lastFence.then(e -> {
                     a.forEach(c -> c.accept(e));
-                    owner.post(() -> f.forEach(c -> c.accept(e)));
+                    if (!f.isEmpty()) {
+                        owner.post(() -> f.forEach(c -> c.accept(e)));
+                    }
                 });
             }
             return;
@@ -127,15 +133,24 @@ public final class WriteGate {
         Fence fence = runFence != null ? runFence : new Fence();
         runFence = null;
         lastFence = fence;
-        inFlight++;
+        inFlight.incrementAndGet();
         owner.ctx.storage().submit(owner.shard, owner, writes).whenComplete((v, e) -> {
             // committer thread: the writes' own answers first, then the reads that waited on them
             for (Consumer<Throwable> c : a) {
                 c.accept(e);
             }
             fence.release(e);
+            if (f.isEmpty()) {
+                // nothing to run on the object: no wake-up of its thread, unless it waits for its
+                // last commit to leave (it reads inFlight after setting the flag; this reads the flag
+                // after the decrement, so one of the two sees the other)
+                if (inFlight.decrementAndGet() == 0 && owner.waitsForLastCommit()) {
+                    owner.post(() -> { });
+                }
+                return;
+            }
             owner.post(() -> {
-                inFlight--;
+                inFlight.decrementAndGet();
                 for (Consumer<Throwable> c : f) {
                     c.accept(e);
                 }

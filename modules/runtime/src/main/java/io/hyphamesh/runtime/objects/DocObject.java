@@ -32,7 +32,10 @@ import jakarta.json.JsonValue;
 /**
  * A Doc: one JSON value with a version. Every write ({@code put}, {@code cas}, {@code incr},
  * {@code patch}) makes a new version; writes handled in one mailbox run are committed as one row
- * write (only the last state matters), and each is answered after that commit. {@code incr} is
+ * write, staged once at the end of the run (only the last state matters), and each is answered
+ * after that commit. An {@code incr} does not print the document: its text is made once, when the
+ * row is staged or a read shows it, and the size limit is checked against an upper bound of the
+ * text's length (printed exactly only when the bound comes near the limit). {@code incr} is
  * read-add-write in one turn of the single writer, so it never loses an update, and with a floor
  * it never goes below it. Change events go to subscribers after the commit, one per version, in
  * order. State is touched only on the mailbox thread.
@@ -44,8 +47,14 @@ public final class DocObject extends LiveObject {
     private long createdAt;
     private long lastActivity;
     private JsonValue value = JsonValue.NULL;
-    /** The text of {@link #value}, kept from the write that made it (never printed twice). */
+    /** The text of {@link #value}, kept from the write that made it (never printed twice); stale while {@link #textStale}. */
     private String valueText = "null";
+    /** {@link #value} changed (an incr) since {@link #valueText} was made. */
+    private boolean textStale;
+    /** The length of {@link #valueText}, or while {@link #textStale} an upper bound of the current text's length. */
+    private long textLength = 4;
+    /** This run changed the Doc: its row is staged at the end of the run (or before a read). */
+    private boolean rowPending;
     private long version;
 
     private final Map<Long, Session> subs = new LinkedHashMap<>();
@@ -75,6 +84,7 @@ public final class DocObject extends LiveObject {
         if (r.state().length > 0) {
             valueText = new String(r.state(), StandardCharsets.UTF_8);
             value = JsonText.parse(valueText);
+            textLength = valueText.length();
         }
         armLoadedAlarm(r.alarmAt().map(Instant::ofEpochMilli));
     }
@@ -83,7 +93,11 @@ public final class DocObject extends LiveObject {
     protected void onRequest(Request r) {
         settings.ops().inc();
         switch (r.op()) {
-            case GET -> gate.answerWhenVisible(r, snapshot(null));
+            case GET -> {
+                // a read waits for the commit of what it shows: this run's writes are staged first
+                stagePendingRow();
+                gate.answerWhenVisible(r, snapshot(null));
+            }
             case PUT -> commitNew(r, r.frame().value("value"), "put", null, null);
             case CAS -> cas(r);
             case INCR -> incr(r);
@@ -99,6 +113,7 @@ public final class DocObject extends LiveObject {
 
     /** {@code {"version", "value"}}, with {@code sub} first when it answers a subscribe. */
     private String snapshot(Long sub) {
+        String valueText = text();
         JsonOut o = JsonOut.object(valueText.length() + 48);
         if (sub != null) {
             o.num("sub", sub);
@@ -143,7 +158,15 @@ public final class DocObject extends LiveObject {
         String result = resultValue.toString();
         JsonValue next = JsonPointers.set(value, tokens, resultValue);
         String reply = JsonOut.object(result.length() + 32).raw("value", result).num("version", version + 1).end();
-        commitNew(r, next, null, reply, tail -> tail.str("op", "incr").str("path", path).raw("value", result));
+        // setting one number grows the text by at most the number and, per missing level, the
+        // escaped key (6 chars a char), quotes, colon, comma and braces: 12 chars a path char
+        long bound = textLength + result.length() + 12L * path.length() + 16;
+        if (bound * 3 > settings.maxBytes()) {
+            // near the limit: print it and check exactly
+            commitNew(r, next, null, reply, tail -> tail.str("op", "incr").str("path", path).raw("value", result));
+            return;
+        }
+        apply(r, next, null, null, bound, reply, tail -> tail.str("op", "incr").str("path", path).raw("value", result));
     }
 
     private void patch(Request r) {
@@ -168,22 +191,35 @@ public final class DocObject extends LiveObject {
         if (text.length() > max || (text.length() * 3L > max && text.getBytes(StandardCharsets.UTF_8).length > max)) {
             throw HyphaException.tooLarge("document would be larger than " + max + " bytes");
         }
+        apply(r, next, text, op, text.length(), reply, tail);
+    }
+
+    /**
+     * Takes {@code next} as the new state; {@code text} is its text, or null when it is not printed
+     * yet ({@code length} is then an upper bound of its length, already checked against the limit).
+     */
+    private void apply(Request r, JsonValue next, String text, String op, long length, String reply,
+                       Consumer<JsonOut> tail) {
         long now = System.currentTimeMillis();
         if (objId == 0) {
             objId = ctx.storage().newObjectId(shard);
             createdAt = now;
         }
         value = next;
-        valueText = text;
+        if (text != null) {
+            valueText = text;
+        }
+        textStale = text == null;
+        textLength = length;
         version++;
         lastActivity = now;
-        // within one commit only an object's last row is written: staging one per write costs a list slot
-        gate.stage(new Write.PutObject(row()));
+        // within one commit only an object's last row is written: it is staged once, at the end of the run
+        rowPending = true;
         String answer = reply != null ? reply : JsonOut.of("version", version);
         gate.answerAfterCommit(r, () -> answer);
         if (!subs.isEmpty()) {
             // the change's members are written once, for every subscriber's frame
-            JsonOut ev = JsonOut.members(text.length() + 48).num("version", version);
+            JsonOut ev = JsonOut.members((text == null ? 64 : text.length()) + 48).num("version", version);
             if (tail != null) {
                 tail.accept(ev);
             } else {
@@ -214,6 +250,7 @@ public final class DocObject extends LiveObject {
     private void subscribe(Request r) {
         long sub = r.session().newSubscription(id);
         subs.put(sub, r.session());
+        stagePendingRow();
         gate.answerWhenVisible(r, snapshot(sub));
         // the snapshot above holds every version up to this one; events resume after it
         baseVersion.put(sub, version);
@@ -247,6 +284,8 @@ public final class DocObject extends LiveObject {
         if (objId == 0) {
             return CompletableFuture.completedFuture(false);
         }
+        // what this run wrote before the delete is deleted with it
+        rowPending = false;
         Map<Long, Session> gone = new LinkedHashMap<>(subs);
         gone.forEach((sub, s) -> s.endSubscription(sub));
         subs.clear();
@@ -256,6 +295,8 @@ public final class DocObject extends LiveObject {
         objId = 0;
         value = JsonValue.NULL;
         valueText = "null";
+        textStale = false;
+        textLength = 4;
         version = 0;
         return done;
     }
@@ -281,11 +322,35 @@ public final class DocObject extends LiveObject {
             objId = ctx.storage().newObjectId(shard);
             createdAt = System.currentTimeMillis();
         }
+        rowPending = false;
         gate.stage(new Write.PutObject(row()));
     }
 
+    @Override
+    protected void onEndOfBatch() {
+        stagePendingRow();
+    }
+
+    /** Stages the row this run's writes made, once (the committer writes one row per object anyway). */
+    private void stagePendingRow() {
+        if (rowPending) {
+            rowPending = false;
+            gate.stage(new Write.PutObject(row()));
+        }
+    }
+
+    /** The value's text, printed now if an incr changed it since. */
+    private String text() {
+        if (textStale) {
+            valueText = value.toString();
+            textLength = valueText.length();
+            textStale = false;
+        }
+        return valueText;
+    }
+
     private ObjectRow row() {
-        byte[] state = value == JsonValue.NULL ? new byte[0] : valueText.getBytes(StandardCharsets.UTF_8);
+        byte[] state = value == JsonValue.NULL ? new byte[0] : text().getBytes(StandardCharsets.UTF_8);
         return new ObjectRow(objId, id, version, state, 0, 0, 0, state.length, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
     }

@@ -4,12 +4,20 @@ import io.hyphamesh.storage.LogEntry;
 
 /**
  * The recent entries of a Log: a growable ring of consecutive sequences with O(1) access by
- * sequence. Not thread-safe: owned by the Log's mailbox thread.
+ * sequence, and the heap bytes it holds (each entry's counted size, kept beside it). Not
+ * thread-safe: owned by the Log's mailbox thread.
  */
 final class EntryRing {
     private LogEntry[] buf = new LogEntry[64];
+    private int[] sizes = new int[64];
     private int head;
     private int size;
+    private long bytes;
+
+    /** The counted bytes of the entries held. */
+    long bytes() {
+        return bytes;
+    }
 
     int size() {
         return size;
@@ -24,23 +32,34 @@ final class EntryRing {
         return buf[head].seq();
     }
 
-    void addLast(LogEntry e) {
+    /** Adds {@code e}, counted as {@code entryBytes}. */
+    void addLast(LogEntry e, int entryBytes) {
         if (size == buf.length) {
             LogEntry[] bigger = new LogEntry[buf.length * 2];
+            int[] biggerSizes = new int[buf.length * 2];
             for (int i = 0; i < size; i++) {
                 bigger[i] = buf[(head + i) & (buf.length - 1)];
+                biggerSizes[i] = sizes[(head + i) & (buf.length - 1)];
             }
             buf = bigger;
+            sizes = biggerSizes;
             head = 0;
         }
-        buf[(head + size) & (buf.length - 1)] = e;
+        int at = (head + size) & (buf.length - 1);
+        buf[at] = e;
+        sizes[at] = entryBytes;
+        bytes += entryBytes;
         size++;
     }
 
-    void removeFirst() {
+    /** Drops the first entry; returns the bytes it was counted as. */
+    int removeFirst() {
+        int b = sizes[head];
         buf[head] = null;
+        bytes -= b;
         head = (head + 1) & (buf.length - 1);
         size--;
+        return b;
     }
 
     /** The entry with sequence {@code seq}; the caller checks it is held. */
@@ -51,7 +70,9 @@ final class EntryRing {
 
     void clear() {
         buf = new LogEntry[64];
+        sizes = new int[64];
         head = 0;
         size = 0;
+        bytes = 0;
     }
 }

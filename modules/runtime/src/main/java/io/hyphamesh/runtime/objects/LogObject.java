@@ -75,6 +75,8 @@ public final class LogObject extends LiveObject {
     private boolean rowStale;
     /** Entries appended in this mailbox run (their commit advances the committed mark). */
     private int appendedThisRun;
+    /** This Log is among the budget's holders (its cache is not empty). */
+    private boolean holdsBudget;
 
     LogObject(ObjectId id, ObjectContext ctx, ObjectFactory.LogSettings settings) {
         super(id, ctx);
@@ -194,11 +196,20 @@ public final class LogObject extends LiveObject {
         }
         long first = lastSeq + 1;
         List<LogEntry> entries = new ArrayList<>(bodies.size());
+        long cached = 0;
         for (String b : bodies) {
             LogEntry e = new LogEntry(++lastSeq, now, b);
             entries.add(e);
-            cache.addLast(e);
-            bytes += utf8Length(b);
+            long utf8 = utf8Length(b);
+            int counted = (int) Math.min(Integer.MAX_VALUE, utf8 + LogCacheBudget.ENTRY_OVERHEAD);
+            cache.addLast(e, counted);
+            cached += counted;
+            bytes += utf8;
+        }
+        settings.cacheBudget().add(cached);
+        if (!holdsBudget) {
+            holdsBudget = true;
+            settings.cacheBudget().holding(this);
         }
         lastActivity = now;
         gate.stage(new Write.AppendEntries(objId, entries));
@@ -343,10 +354,59 @@ public final class LogObject extends LiveObject {
         if (upTo > committedSeq) {
             committedSeq = Math.min(upTo, lastSeq);
         }
-        while (cache.size() > settings.cacheEntries() && cache.firstSeq() <= committedSeq) {
-            cache.removeFirst();
-        }
+        trimCache();
         subs.pumpAll();
+    }
+
+    /**
+     * Drops the oldest committed entries while the cache holds more than {@code log.cache-entries},
+     * more than its share of {@code log.cache-bytes}, or while all Logs together hold more than it.
+     * Uncommitted entries always stay (only they are not in storage yet).
+     */
+    private void trimCache() {
+        LogCacheBudget budget = settings.cacheBudget();
+        long share = budget.share();
+        long released = 0;
+        while (!cache.isEmpty() && cache.firstSeq() <= committedSeq && (cache.size() > settings.cacheEntries()
+                || cache.bytes() > budget.perLog() || (budget.used() - released > budget.limit() && cache.bytes() > share))) {
+            released += cache.removeFirst();
+        }
+        budget.release(released);
+        if (budget.over()) {
+            budget.relieve(this);
+        }
+        if (cache.isEmpty()) {
+            leaveBudget();
+        }
+    }
+
+    /** Asked by the budget (on this Log's thread): while all Logs hold too much, keep only this Log's share. */
+    void trimToShare() {
+        LogCacheBudget budget = settings.cacheBudget();
+        long share = budget.share();
+        long released = 0;
+        while (!cache.isEmpty() && cache.firstSeq() <= committedSeq && cache.bytes() > share
+                && budget.used() - released > budget.limit()) {
+            released += cache.removeFirst();
+        }
+        budget.release(released);
+        if (cache.isEmpty()) {
+            leaveBudget();
+        }
+    }
+
+    /** Empties the cache and gives its bytes back to the budget. */
+    private void clearCache() {
+        settings.cacheBudget().release(cache.bytes());
+        cache.clear();
+        leaveBudget();
+    }
+
+    private void leaveBudget() {
+        if (holdsBudget) {
+            holdsBudget = false;
+            settings.cacheBudget().empty(this);
+        }
     }
 
     private void enforceCountRetention() {
@@ -446,9 +506,14 @@ public final class LogObject extends LiveObject {
         }
         gate.stage(new Write.Truncate(objId, newFirst));
         firstSeq = newFirst;
+        long released = 0;
         while (!cache.isEmpty() && cache.firstSeq() < newFirst) {
             bytes -= utf8Length(cache.get(cache.firstSeq()).body());
-            cache.removeFirst();
+            released += cache.removeFirst();
+        }
+        settings.cacheBudget().release(released);
+        if (cache.isEmpty()) {
+            leaveBudget();
         }
         if (entries() == 0) {
             bytes = 0;
@@ -521,7 +586,7 @@ public final class LogObject extends LiveObject {
         rowStale = false;
         appendedThisRun = 0;
         bytes = 0;
-        cache.clear();
+        clearCache();
         producers.clear();
         hasProducers = false;
         retention = LogRetention.NONE;
@@ -534,6 +599,12 @@ public final class LogObject extends LiveObject {
     @Override
     protected void onSessionClosed(Session session) {
         subs.sessionClosed(session);
+    }
+
+    @Override
+    protected void onClosed() {
+        // hibernated, terminated or dropped for a reload: the cache goes with the instance
+        clearCache();
     }
 
     @Override

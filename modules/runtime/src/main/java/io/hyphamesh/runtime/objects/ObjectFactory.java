@@ -19,8 +19,8 @@ public final class ObjectFactory {
     private final WorkspaceSettings workspace;
 
     /** A Log's limits. */
-    record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, int maxCredit,
-                       Metrics.Counter appends, Metrics.Counter reads) {
+    record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, LogCacheBudget cacheBudget,
+                       int maxCredit, Metrics.Counter appends, Metrics.Counter reads) {
     }
 
     /** A Doc's limits. */
@@ -41,8 +41,12 @@ public final class ObjectFactory {
 
     /** Reads the objects' settings from {@code config}. */
     public static ObjectFactory create(HyphaConfig config, Metrics metrics) {
+        LogCacheBudget budget = LogCacheBudget.of(config.optional("log.cache-bytes")
+                .map(v -> config.longValue("log.cache-bytes")).orElse(LogCacheBudget.defaultLimit()));
+        metrics.gauge("log_cache_bytes", "bytes the live Logs' entry caches hold together (bounded by log.cache-bytes)",
+                budget::used);
         LogSettings log = new LogSettings(config.intValue("log.max-entry-bytes"), config.intValue("log.max-batch"),
-                config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")),
+                config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
                 config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
         DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS));
         WorkspaceSettings ws = new WorkspaceSettings(config.duration("rpc.default-timeout"),

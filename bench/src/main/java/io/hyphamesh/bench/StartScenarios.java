@@ -1,0 +1,279 @@
+package io.hyphamesh.bench;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.hyphamesh.client.ClientOptions;
+import io.hyphamesh.client.Doc;
+import io.hyphamesh.client.HyphaClient;
+import io.hyphamesh.client.Log;
+import io.hyphamesh.client.LogInfo;
+import jakarta.json.JsonObject;
+import org.HdrHistogram.ConcurrentHistogram;
+
+/**
+ * {@code server.start.empty} and {@code server.start.kill9}: the time from starting the server's
+ * process ({@code java -jar}, the same JVM options as the harness's main server) to the first
+ * {@code 200} of {@code /observe/health}, polled every 5 ms on a raw socket. Empty: a fresh data
+ * directory each time. kill9: one data directory filled with a Log of {@code --entries} entries
+ * and 1,000 Docs, then killed with SIGKILL while a writer appends; each restart is timed, then the
+ * Log is checked to hold every acknowledged append, a writer appends again and the server is
+ * killed again. Main thread only.
+ */
+final class StartScenarios {
+    static final int DOCS = 1000;
+    private static final Duration READY = Duration.ofSeconds(120);
+
+    private StartScenarios() {
+    }
+
+    static void run(Run run, Path jar, Path tmp) throws Exception {
+        Options o = run.options;
+        int repeats = o.quick() ? 2 : 5;
+        if (o.selected("server.start.empty")) {
+            run.scenario("server.start.empty", Row.US, repeats, null, () -> empty(jar, tmp, repeats));
+        }
+        if (o.selected("server.start.kill9")) {
+            run.scenario("server.start.kill9", Row.US, repeats, null, () -> kill9(jar, tmp, repeats, o.entries()));
+        }
+    }
+
+    private static Row empty(Path jar, Path tmp, int repeats) throws Exception {
+        ConcurrentHistogram h = new ConcurrentHistogram(3);
+        long errors = 0;
+        String firstError = null;
+        for (int i = 0; i < repeats; i++) {
+            Path dir = Files.createDirectories(tmp.resolve("start-empty-" + i));
+            Started s = null;
+            try {
+                s = Started.launch(jar, dir.resolve("data"), dir.resolve("server.log"), "root-" + HyphaTarget.randomHex(24));
+                h.recordValue(s.nanos);
+                Progress.tick();
+            } catch (IOException e) {
+                errors++;
+                firstError = firstError == null ? Load.describe(e) : firstError;
+            } finally {
+                if (s != null) {
+                    s.kill();
+                }
+            }
+        }
+        return Row.of("server.start.empty", Row.US).n(repeats).errors(errors).latency(h)
+                .note("process start (java -jar, -XX:+UseParallelGC) -> first 200 of /observe/health, on a fresh data"
+                        + " directory each time; " + repeats + " starts, one at a time, polled every 5 ms")
+                .note("latencies are whole start times").note(firstError);
+    }
+
+    private static Row kill9(Path jar, Path tmp, int repeats, long entries) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("start-kill9"));
+        Path data = dir.resolve("data");
+        String root = "root-" + HyphaTarget.randomHex(24);
+        String ws = "bench-start-" + HyphaTarget.randomHex(4);
+        AtomicLong acked = new AtomicLong();
+        long t0 = System.nanoTime();
+        Started s = Started.launch(jar, data, dir.resolve("fill.log"), root);
+        String fill;
+        try {
+            s.api.createWorkspace(ws);
+            HyphaClient c = s.client(ws);
+            Log log = c.log("big");
+            Progress.begin("fill server.start.kill9 data", entries + DOCS);
+            Semaphore inFlight = new Semaphore(8);
+            AtomicReference<Throwable> err = new AtomicReference<>();
+            for (long first = 0; first < entries && err.get() == null; first += HyphaScenarios.PAGE) {
+                List<JsonObject> batch = new ArrayList<>(HyphaScenarios.PAGE);
+                for (long i = first; i < Math.min(entries, first + HyphaScenarios.PAGE); i++) {
+                    batch.add(HyphaScenarios.body(i));
+                }
+                inFlight.acquireUninterruptibly();
+                int size = batch.size();
+                log.appendAllAsync(batch).whenComplete((seq, e) -> {
+                    if (e != null) {
+                        err.compareAndSet(null, e);
+                    } else {
+                        acked.accumulateAndGet(seq + size - 1, Math::max);
+                        Progress.add(size);
+                    }
+                    inFlight.release();
+                });
+            }
+            inFlight.acquireUninterruptibly(8);
+            inFlight.release(8);
+            List<CompletableFuture<?>> docs = new ArrayList<>();
+            for (int d = 0; d < DOCS; d++) {
+                inFlight.acquireUninterruptibly();
+                Doc doc = c.doc("doc-" + d);
+                docs.add(doc.incrAsync("/n", java.math.BigDecimal.ONE).whenComplete((v, e) -> {
+                    if (e != null) {
+                        err.compareAndSet(null, e);
+                    }
+                    Progress.tick();
+                    inFlight.release();
+                }));
+            }
+            CompletableFuture.allOf(docs.toArray(CompletableFuture[]::new)).exceptionally(e -> null).get(120, TimeUnit.SECONDS);
+            if (err.get() != null) {
+                throw new IOException("fill failed: " + Load.describe(err.get()));
+            }
+            fill = String.format(Locale.ROOT, "data: a Log of %,d entries (append_all of %d, 8 in flight) and %,d Docs,"
+                    + " filled in %.1f s", entries, HyphaScenarios.PAGE, DOCS, (System.nanoTime() - t0) / 1e9);
+            Progress.end("  " + fill);
+            killUnderLoad(s, c, log, acked);
+        } catch (Exception e) {
+            s.kill();
+            throw e;
+        }
+        ConcurrentHistogram h = new ConcurrentHistogram(3);
+        long errors = 0;
+        long lost = 0;
+        String firstError = null;
+        for (int i = 0; i < repeats; i++) {
+            Started again = null;
+            try {
+                again = Started.launch(jar, data, dir.resolve("restart-" + i + ".log"), root);
+                h.recordValue(again.nanos);
+                Progress.tick();
+                HyphaClient c = again.client(ws);
+                Log log = c.log("big");
+                LogInfo info = log.info(HyphaScenarios.TIMEOUT);
+                if (info.last() < acked.get()) {
+                    lost += acked.get() - info.last();
+                    throw new IllegalStateException("after restart " + i + " the Log ends at " + info.last()
+                            + ", but " + acked.get() + " was acknowledged");
+                }
+                killUnderLoad(again, c, log, acked);
+                again = null;
+            } catch (Exception e) {
+                errors++;
+                firstError = firstError == null ? Load.describe(e) : firstError;
+            } finally {
+                if (again != null) {
+                    again.kill();
+                }
+            }
+        }
+        return Row.of("server.start.kill9", Row.US).n(repeats).errors(errors).latency(h).put("docs", DOCS)
+                .put("log_entries", entries).put("acknowledged_lost", lost)
+                .note("process start -> first 200 of /observe/health on a data directory left by SIGKILL while a"
+                        + " writer appended (32 in flight); " + repeats + " restarts, each checked to hold every"
+                        + " acknowledged append, then loaded and killed again")
+                .note(fill).note("latencies are whole start times").note(firstError);
+    }
+
+    /** Appends with 32 in flight for about a second, then SIGKILL while they are in flight. */
+    private static void killUnderLoad(Started s, HyphaClient c, Log log, AtomicLong acked) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        Semaphore slots = new Semaphore(32);
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
+        while (System.nanoTime() < end) {
+            slots.acquireUninterruptibly();
+            log.appendAsync(HyphaScenarios.body(0)).whenComplete((seq, e) -> {
+                if (e == null && !stop.get()) {
+                    acked.accumulateAndGet(seq, Math::max);
+                }
+                slots.release();
+            });
+        }
+        // what is acknowledged from here on may have been sent after the kill was decided: still durable,
+        // but only what was counted before is checked
+        s.kill();
+        stop.set(true);
+    }
+
+    /** A server process started for one measurement. */
+    private static final class Started {
+        final Process process;
+        final long nanos;
+        final ControlApi api;
+        final List<HyphaClient> clients = new ArrayList<>();
+
+        private Started(Process process, long nanos, ControlApi api) {
+            this.process = process;
+            this.nanos = nanos;
+            this.api = api;
+        }
+
+        static Started launch(Path jar, Path data, Path log, String root) throws IOException {
+            int port = Child.freePort();
+            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-XX:+UseParallelGC", "-Dguice_bytecode_gen_option=DISABLED"));
+            cmd.addAll(HyphaTarget.extraJvmOptions("start"));
+            cmd.addAll(List.of("-jar", jar.toString(), "--port=" + port, "--data-dir=" + data, "--root-token=" + root));
+            Files.createDirectories(log.getParent());
+            long t0 = System.nanoTime();
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            long deadline = t0 + READY.toNanos();
+            while (!healthy(port)) {
+                if (!p.isAlive()) {
+                    throw new IOException("server exited with " + p.exitValue() + " before it was healthy; see " + log);
+                }
+                if (System.nanoTime() > deadline) {
+                    p.destroyForcibly();
+                    throw new IOException("server not healthy after " + READY.toSeconds() + " s; see " + log);
+                }
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    p.destroyForcibly();
+                    throw new IOException("interrupted");
+                }
+            }
+            return new Started(p, System.nanoTime() - t0, new ControlApi(URI.create("http://127.0.0.1:" + port), root));
+        }
+
+        HyphaClient client(String ws) throws IOException {
+            ControlApi.Token t = api.mint(ws, "admin", 600, "bench-start");
+            HyphaClient c = HyphaClient.connect(URI.create(api.base() + "/v1/workspaces/" + ws), t.token(),
+                    ClientOptions.builder().reconnect(false).requestTimeout(HyphaScenarios.TIMEOUT).build());
+            clients.add(c);
+            return c;
+        }
+
+        /** SIGKILL, and wait until the process is gone (its data directory lock with it). */
+        void kill() {
+            process.destroyForcibly();
+            try {
+                process.waitFor(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            for (HyphaClient c : clients) {
+                try {
+                    c.close();
+                } catch (RuntimeException e) {
+                    // the server is gone; closing is best effort
+                }
+            }
+        }
+
+        /** One {@code GET /observe/health} on a fresh socket: true on {@code 200}. */
+        private static boolean healthy(int port) {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                s.setSoTimeout(2000);
+                s.getOutputStream().write(("GET /observe/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                byte[] head = s.getInputStream().readNBytes(12);
+                return new String(head, StandardCharsets.US_ASCII).startsWith("HTTP/1.1 200");
+            } catch (IOException e) {
+                return false;
+            }
+        }
+    }
+}
