@@ -1,13 +1,8 @@
 package io.hyphamesh.storage;
 
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Types;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,7 +36,9 @@ import io.hyphamesh.api.HyphaException;
  * WriteOwner#commitFailed}). When the connection to a database server broke during the commit
  * itself ({@link Dialect#isAmbiguousCommitFailure}) nothing is retried: the waiters are told the
  * outcome is unknown and their owners are broken, so they reload what was stored. A broken
- * connection is reopened before the next transaction when a {@link Reconnect} is given.
+ * connection is reopened before the next transaction when a {@link Reconnect} is given; a store
+ * that cannot write refuses writes until a probe write succeeds ({@link WriteRecovery}). The write
+ * connection, its statements and the applier of a transaction's writes are a {@link WriteConnection}.
  * One platform thread owns the write connection; {@link #submit} is safe from any thread. Waiters'
  * callbacks run on the committer thread, so they must be short and never block.
  */
@@ -105,24 +102,10 @@ final class GroupCommitter {
     private volatile long writes;
     private volatile long failures;
     private volatile long fenced;
-
-    // writability: null while the committer can write; the problem while it cannot (set and cleared
-    // by the committer thread only; read by submitters and health())
-    private volatile String down;
-    private volatile long stateSince = System.currentTimeMillis();
-    private volatile long downs;
-    private long nextRecovery;
-    private long recoveryBackoff = 1000;
-    private long upSince = System.currentTimeMillis();
-
+    // writability and the probe that brings it back (set and cleared by the committer thread only)
+    private final WriteRecovery recovery;
     // owned by the committer thread (replaced together when the connection is reopened)
-    private Connection conn;
-    private PreparedStatement insertEntry;
-    private PreparedStatement updateObject;
-    private PreparedStatement insertObject;
-    private PreparedStatement upsertProducerUpdate;
-    private PreparedStatement upsertProducerInsert;
-    private PreparedStatement insertDedupe;
+    private final WriteConnection writer;
 
     private record Submission(int partition, long epoch, WriteOwner owner, List<Write> writes,
                               CompletableFuture<Void> done) {
@@ -139,30 +122,15 @@ final class GroupCommitter {
     GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect)
             throws SQLException {
         this.name = name;
-        this.conn = conn;
         this.dialect = dialect;
         this.maxBatch = maxBatch;
         this.fence = fence;
         this.reconnect = reconnect;
-        prepare();
+        this.recovery = new WriteRecovery(name);
+        this.writer = new WriteConnection(conn, dialect);
         this.thread = Thread.ofPlatform().name("hypha-commit-" + name.replace(' ', '-')).daemon(false)
                 .unstarted(this::run);
         this.thread.start();
-    }
-
-    private void prepare() throws SQLException {
-        this.insertEntry = conn.prepareStatement(
-                "INSERT INTO log_chunks (obj, first_seq, last_seq, data, big) VALUES (?, ?, ?, ?, ?)");
-        this.updateObject = conn.prepareStatement("UPDATE objects SET version = ?, state_small = ?, state_big = ?,"
-                + " first_seq = ?, last_seq = ?, entries = ?, bytes = ?, last_activity = ?, alarm_at = ? WHERE id = ?");
-        this.insertObject = conn.prepareStatement("INSERT INTO objects (version, state_small, state_big, first_seq,"
-                + " last_seq, entries, bytes, last_activity, alarm_at, id, workspace, kind, name, created_at)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        this.upsertProducerUpdate = conn.prepareStatement(
-                "UPDATE log_producers SET pseq = ?, seq = ? WHERE obj = ? AND producer = ?");
-        this.upsertProducerInsert = conn.prepareStatement(
-                "INSERT INTO log_producers (pseq, seq, obj, producer) VALUES (?, ?, ?, ?)");
-        this.insertDedupe = conn.prepareStatement("INSERT INTO log_dedupe (obj, producer, pseq, seq) VALUES (?, ?, ?, ?)");
     }
 
     /** Queues an unfenced submission (every Derby write; catalog writes). */
@@ -180,7 +148,7 @@ final class GroupCommitter {
             done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage is shutting down"));
             return done;
         }
-        String problem = down;
+        String problem = recovery.problem();
         if (problem != null) {
             done.completeExceptionally(downError(problem));
             return done;
@@ -206,8 +174,7 @@ final class GroupCommitter {
     }
 
     Health health() {
-        String problem = down;
-        return new Health(problem == null, java.util.Optional.ofNullable(problem), stateSince, downs);
+        return recovery.health();
     }
 
     long commits() {
@@ -235,8 +202,8 @@ final class GroupCommitter {
         while (true) {
             try {
                 Submission first = queue.poll(100, TimeUnit.MILLISECONDS);
-                if (down != null && !stopping && System.currentTimeMillis() >= nextRecovery) {
-                    tryRecover();
+                if (!stopping && recovery.probeDue()) {
+                    recovery.tryRecover(reconnect, writer);
                 }
                 if (first == null) {
                     if (stopping && queue.isEmpty()) {
@@ -277,48 +244,15 @@ final class GroupCommitter {
             completeAll(o.applied);
             return;
         }
-        Throwable first = o.failure;
-        if (reconnect != null && connectionBroken()) {
-            boolean reopened = reopen();
-            if (reopened) {
-                // worth an operator's line (a session ended by PostgreSQL, a database restart); the probe
-                // loop of a store that cannot write reopens quietly
-                LOG.info(name + ": write connection reopened after it broke: " + first.getMessage());
-            }
-            if (reopened && !o.unknown && !o.applied.isEmpty()) {
-                // the connection broke before the commit (a database restart, a session ended by the
-                // server): nothing of it was stored, so the batch gets one more try on the new connection
-                Outcome again = tryCommit(o.applied);
-                failFenced(again.fenced);
-                if (again.failure == null) {
-                    completeAll(again.applied);
-                    return;
-                }
-                o = again;
-            }
-            if (!reopened || connectionBroken() || cannotWrite(o.failure)) {
-                // the store cannot write (a full disk shut Derby's database down; the database is
-                // gone): refuse writes until a probe write succeeds, one log line per change
-                markDown(cannotWrite(first) || o.failure == first ? first : o.failure);
-                for (Submission s : o.applied) {
-                    if (o.unknown) {
-                        failUnknown(s, o.failure);
-                    } else {
-                        failQuietly(s, downError(down));
-                    }
-                }
+        if (reconnect != null && writer.broken()) {
+            o = retryOnReopened(o);
+            if (o == null) {
                 return;
             }
         }
         if (reconnect != null && cannotWrite(o.failure)) {
-            markDown(o.failure);
-            for (Submission s : o.applied) {
-                if (o.unknown) {
-                    failUnknown(s, o.failure);
-                } else {
-                    failQuietly(s, downError(down));
-                }
-            }
+            recovery.markDown(o.failure);
+            failWhileDown(o);
             return;
         }
         if (o.unknown) {
@@ -333,8 +267,59 @@ final class GroupCommitter {
             fail(o.applied.get(0), o.failure);
             return;
         }
-        // one bad submission must not fail the others: retry each on its own, in order; an owner
-        // whose submission failed is broken, so its later submissions fail without being tried
+        retryOneByOne(o);
+    }
+
+    /**
+     * The write connection broke under a failed batch: reopens it and, when nothing of the batch can
+     * have been stored, tries the batch once more on the new one. Null when that settled the batch
+     * (committed, or refused because the store cannot write); else the outcome still to handle.
+     */
+    private Outcome retryOnReopened(Outcome o) {
+        Throwable first = o.failure;
+        boolean reopened = writer.reopen(reconnect, name);
+        if (reopened) {
+            // worth an operator's line (a session ended by PostgreSQL, a database restart); the probe
+            // loop of a store that cannot write reopens quietly
+            LOG.info(name + ": write connection reopened after it broke: " + first.getMessage());
+        }
+        if (reopened && !o.unknown && !o.applied.isEmpty()) {
+            // the connection broke before the commit (a database restart, a session ended by the
+            // server): nothing of it was stored, so the batch gets one more try on the new connection
+            Outcome again = tryCommit(o.applied);
+            failFenced(again.fenced);
+            if (again.failure == null) {
+                completeAll(again.applied);
+                return null;
+            }
+            o = again;
+        }
+        if (!reopened || writer.broken() || cannotWrite(o.failure)) {
+            // the store cannot write (a full disk shut Derby's database down; the database is
+            // gone): refuse writes until a probe write succeeds, one log line per change
+            recovery.markDown(cannotWrite(first) || o.failure == first ? first : o.failure);
+            failWhileDown(o);
+            return null;
+        }
+        return o;
+    }
+
+    /** Fails the applied submissions of a failed transaction once the store is down. */
+    private void failWhileDown(Outcome o) {
+        for (Submission s : o.applied) {
+            if (o.unknown) {
+                failUnknown(s, o.failure);
+            } else {
+                failQuietly(s, downError(recovery.problem()));
+            }
+        }
+    }
+
+    /**
+     * One bad submission must not fail the others: retries each on its own, in order; an owner
+     * whose submission failed is broken, so its later submissions fail without being tried.
+     */
+    private void retryOneByOne(Outcome o) {
         LOG.log(Level.WARNING, "group commit of " + o.applied.size() + " submissions failed; retrying one by one",
                 o.failure);
         for (Submission s : o.applied) {
@@ -342,8 +327,8 @@ final class GroupCommitter {
                 s.done.completeExceptionally(brokenOwner());
                 continue;
             }
-            if (down != null) {
-                failQuietly(s, downError(down));
+            if (recovery.problem() != null) {
+                failQuietly(s, downError(recovery.problem()));
                 continue;
             }
             Outcome alone = tryCommit(List.of(s));
@@ -356,8 +341,9 @@ final class GroupCommitter {
                 } else {
                     fail(s, alone.failure);
                 }
-                if (reconnect != null && (cannotWrite(alone.failure) || connectionBroken() && !reopen())) {
-                    markDown(alone.failure);
+                if (reconnect != null
+                        && (cannotWrite(alone.failure) || writer.broken() && !writer.reopen(reconnect, name))) {
+                    recovery.markDown(alone.failure);
                 }
             }
         }
@@ -375,77 +361,6 @@ final class GroupCommitter {
             }
         }
         return false;
-    }
-
-    private boolean connectionBroken() {
-        try {
-            return !conn.isValid(2);
-        } catch (SQLException e) {
-            return true;
-        }
-    }
-
-    private void markDown(Throwable cause) {
-        if (down != null) {
-            return;
-        }
-        String problem = rootMessage(cause);
-        down = problem;
-        downs++;
-        stateSince = System.currentTimeMillis();
-        // going down again soon after coming back (a disk that is still nearly full): back off
-        recoveryBackoff = stateSince - upSince < 60_000 ? Math.min(recoveryBackoff * 2, 30_000) : 1000;
-        nextRecovery = stateSince + recoveryBackoff;
-        LOG.warning(name + " cannot write, refusing writes until it can: " + problem);
-    }
-
-    /** The deepest message of a failure (an I/O error's text, such as "No space left on device"). */
-    private static String rootMessage(Throwable t) {
-        String msg = String.valueOf(t.getMessage());
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c.getMessage() != null) {
-                msg = c.getMessage();
-            }
-            if (c.getCause() == c) {
-                break;
-            }
-        }
-        return msg.length() > 300 ? msg.substring(0, 300) : msg;
-    }
-
-    /** While down: a fresh connection and a probe write; when both work, writes are taken again. */
-    private void tryRecover() {
-        Connection fresh = null;
-        try {
-            fresh = reconnect.reboot();
-            try (Statement st = fresh.createStatement()) {
-                st.executeUpdate("UPDATE schema_version SET version = version");
-            }
-            fresh.commit();
-            Connection old = conn;
-            conn = fresh;
-            prepare();
-            try {
-                old.close();
-            } catch (SQLException e) {
-                LOG.log(Level.FINE, "closing the broken write connection", e);
-            }
-            long was = stateSince;
-            down = null;
-            stateSince = System.currentTimeMillis();
-            upSince = stateSince;
-            LOG.warning(name + " can write again after " + (stateSince - was) + " ms; taking writes");
-        } catch (SQLException | RuntimeException e) {
-            if (fresh != null) {
-                try {
-                    fresh.close();
-                } catch (SQLException ce) {
-                    LOG.log(Level.FINE, "closing a probe connection", ce);
-                }
-            }
-            nextRecovery = System.currentTimeMillis() + recoveryBackoff;
-            LOG.fine(name + " still cannot write: " + rootMessage(e));
-        }
     }
 
     private static HyphaException brokenOwner() {
@@ -469,7 +384,7 @@ final class GroupCommitter {
                 }
             }
             if (!partitions.isEmpty()) {
-                Map<Integer, Long> held = fence.epochs(conn, partitions);
+                Map<Integer, Long> held = fence.epochs(writer.connection(), partitions);
                 List<Submission> ok = new ArrayList<>(subs.size());
                 List<Submission> stale = new ArrayList<>();
                 for (Submission s : subs) {
@@ -482,7 +397,7 @@ final class GroupCommitter {
                 apply = ok;
                 refused = stale;
             }
-            Applier applier = new Applier();
+            WriteConnection.Applier applier = writer.applier();
             for (Submission s : apply) {
                 for (Write w : s.writes) {
                     applier.apply(w);
@@ -491,37 +406,17 @@ final class GroupCommitter {
             applier.finish();
             committing = true;
             // also when nothing was applied: ends the transaction that holds the fence's row locks
-            conn.commit();
+            writer.connection().commit();
             return new Outcome(apply, refused, null, false);
         } catch (Throwable t) {
             failures++;
             boolean unknown = committing && t instanceof SQLException se && dialect.isAmbiguousCommitFailure(se);
             try {
-                conn.rollback();
-                insertEntry.clearBatch();
-                updateObject.clearBatch();
-                insertObject.clearBatch();
+                writer.rollback();
             } catch (SQLException re) {
                 t.addSuppressed(re);
             }
             return new Outcome(apply, refused, t, unknown);
-        }
-    }
-
-    /** Replaces a broken write connection; true when a fresh one is in place. */
-    private boolean reopen() {
-        try {
-            conn.close();
-        } catch (SQLException e) {
-            LOG.log(Level.FINE, "closing a broken write connection", e);
-        }
-        try {
-            conn = reconnect.open();
-            prepare();
-            return true;
-        } catch (SQLException e) {
-            LOG.fine(name + ": cannot reopen the write connection: " + e.getMessage());
-            return false;
         }
     }
 
@@ -606,207 +501,6 @@ final class GroupCommitter {
         while ((s = queue.poll()) != null) {
             s.done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage closed"));
         }
-        try {
-            conn.rollback();
-            conn.close();
-        } catch (SQLException e) {
-            LOG.log(Level.FINE, "closing writer", e);
-        }
-    }
-
-    /**
-     * Applies the writes of one transaction. Consecutive entry inserts go out as one JDBC batch;
-     * object rows are coalesced by id and written last; any other write first flushes the pending
-     * inserts so that submission order is kept.
-     */
-    private final class Applier {
-        private int pendingEntries;
-        private Chunks.Builder chunk;
-        private final Map<Long, ObjectRow> rows = new LinkedHashMap<>();
-
-        void apply(Write w) throws SQLException {
-            switch (w) {
-                case Write.AppendEntries a -> addEntries(a);
-                case Write.PutObject p -> rows.put(p.row().id(), p.row());
-                case Write.ProducerMark m -> {
-                    flushEntries();
-                    producerMark(m);
-                }
-                case Write.Truncate t -> {
-                    flushEntries();
-                    // a chunk straddling the new first sequence stays; reads never go below it
-                    update("DELETE FROM log_chunks WHERE obj = ? AND last_seq < ?", t.objectId(), t.beforeSeq());
-                    update("DELETE FROM log_dedupe WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
-                }
-                case Write.DeleteObject d -> {
-                    flushEntries();
-                    rows.remove(d.objectId());
-                    update("DELETE FROM log_chunks WHERE obj = ?", d.objectId());
-                    update("DELETE FROM log_dedupe WHERE obj = ?", d.objectId());
-                    update("DELETE FROM log_producers WHERE obj = ?", d.objectId());
-                    update("DELETE FROM objects WHERE id = ?", d.objectId());
-                }
-                case Write.PurgeWorkspace p -> {
-                    flushEntries();
-                    flushRows();
-                    String sub = " WHERE obj IN (SELECT id FROM objects WHERE workspace = ?)";
-                    update("DELETE FROM log_chunks" + sub, p.workspace());
-                    update("DELETE FROM log_dedupe" + sub, p.workspace());
-                    update("DELETE FROM log_producers" + sub, p.workspace());
-                    update("DELETE FROM objects WHERE workspace = ?", p.workspace());
-                }
-                case Write.PutWorkspace p ->
-                        update("INSERT INTO workspaces (name, created_at) VALUES (?, ?)", p.row().name(), p.row().createdAt());
-                case Write.DeleteWorkspace d -> {
-                    update("DELETE FROM tokens WHERE workspace = ?", d.name());
-                    update("DELETE FROM workspaces WHERE name = ?", d.name());
-                }
-                case Write.PutToken t -> update("INSERT INTO tokens (id, workspace, permission, client_id, issued_at,"
-                                + " expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)", t.row().id(), t.row().workspace(),
-                        t.row().permission().wire(), t.row().clientId(), t.row().issuedAt(), t.row().expiresAt(),
-                        t.row().revokedAt().orElse(null));
-                case Write.RevokeToken r ->
-                        update("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", r.revokedAtMillis(),
-                                r.tokenId());
-                case Write.InsertSetting s -> update("INSERT INTO settings (k, v) VALUES (?, ?)", s.key(), s.value());
-                case Write.PutSetting s -> {
-                    update("DELETE FROM settings WHERE k = ?", s.key());
-                    if (s.value().isPresent()) {
-                        update("INSERT INTO settings (k, v) VALUES (?, ?)", s.key(), s.value().get());
-                    }
-                }
-            }
-        }
-
-        /** Consecutive entries of one Log share a chunk row, across the writes of this transaction. */
-        private void addEntries(Write.AppendEntries a) throws SQLException {
-            for (LogEntry e : a.entries()) {
-                byte[] body = e.body().getBytes(StandardCharsets.UTF_8);
-                if (chunk == null || !chunk.accepts(a.objectId(), e, body.length)) {
-                    closeChunk();
-                    chunk = new Chunks.Builder(a.objectId(), e.seq());
-                }
-                chunk.add(e, body);
-            }
-        }
-
-        private void closeChunk() throws SQLException {
-            if (chunk == null) {
-                return;
-            }
-            byte[] data = chunk.bytes.toByteArray();
-            insertEntry.setLong(1, chunk.objectId);
-            insertEntry.setLong(2, chunk.firstSeq);
-            insertEntry.setLong(3, chunk.lastSeq);
-            if (data.length <= dialect.inlineBytes()) {
-                insertEntry.setBytes(4, data);
-                insertEntry.setNull(5, dialect.largeBinaryJdbcType());
-            } else {
-                insertEntry.setNull(4, Types.VARBINARY);
-                insertEntry.setBytes(5, data);
-            }
-            insertEntry.addBatch();
-            pendingEntries++;
-            chunk = null;
-        }
-
-        private void flushEntries() throws SQLException {
-            closeChunk();
-            if (pendingEntries > 0) {
-                insertEntry.executeBatch();
-                pendingEntries = 0;
-            }
-        }
-
-        private void producerMark(Write.ProducerMark m) throws SQLException {
-            upsertProducerUpdate.setLong(1, m.pseq());
-            upsertProducerUpdate.setLong(2, m.seq());
-            upsertProducerUpdate.setLong(3, m.objectId());
-            upsertProducerUpdate.setString(4, m.producer());
-            if (upsertProducerUpdate.executeUpdate() == 0) {
-                upsertProducerInsert.setLong(1, m.pseq());
-                upsertProducerInsert.setLong(2, m.seq());
-                upsertProducerInsert.setLong(3, m.objectId());
-                upsertProducerInsert.setString(4, m.producer());
-                upsertProducerInsert.executeUpdate();
-            }
-            if (m.indexEntry()) {
-                insertDedupe.setLong(1, m.objectId());
-                insertDedupe.setString(2, m.producer());
-                insertDedupe.setLong(3, m.pseq());
-                insertDedupe.setLong(4, m.seq());
-                insertDedupe.executeUpdate();
-            }
-        }
-
-        private void update(String sql, Object... args) throws SQLException {
-            try (PreparedStatement ps = conn.prepareStatement(sql)) {
-                for (int i = 0; i < args.length; i++) {
-                    ps.setObject(i + 1, args[i]);
-                }
-                ps.executeUpdate();
-            }
-        }
-
-        void finish() throws SQLException {
-            flushEntries();
-            flushRows();
-        }
-
-        private void flushRows() throws SQLException {
-            if (rows.isEmpty()) {
-                return;
-            }
-            List<ObjectRow> list = new ArrayList<>(rows.values());
-            rows.clear();
-            for (ObjectRow r : list) {
-                bindRow(updateObject, r);
-                updateObject.setLong(10, r.id());
-                updateObject.addBatch();
-            }
-            int[] counts = updateObject.executeBatch();
-            boolean inserts = false;
-            for (int i = 0; i < counts.length; i++) {
-                if (counts[i] == 0) {
-                    ObjectRow r = list.get(i);
-                    bindRow(insertObject, r);
-                    insertObject.setLong(10, r.id());
-                    insertObject.setString(11, r.objectId().workspace());
-                    insertObject.setShort(12, (short) r.objectId().kind().ordinal());
-                    insertObject.setString(13, r.objectId().name());
-                    insertObject.setLong(14, r.createdAt());
-                    insertObject.addBatch();
-                    inserts = true;
-                }
-            }
-            if (inserts) {
-                insertObject.executeBatch();
-            }
-        }
-
-        private void bindRow(PreparedStatement ps, ObjectRow r) throws SQLException {
-            ps.setLong(1, r.version());
-            byte[] state = r.state();
-            if (state.length == 0) {
-                ps.setNull(2, Types.VARBINARY);
-                ps.setNull(3, dialect.largeBinaryJdbcType());
-            } else if (state.length <= dialect.inlineBytes()) {
-                ps.setBytes(2, state);
-                ps.setNull(3, dialect.largeBinaryJdbcType());
-            } else {
-                ps.setNull(2, Types.VARBINARY);
-                ps.setBytes(3, state);
-            }
-            ps.setLong(4, r.firstSeq());
-            ps.setLong(5, r.lastSeq());
-            ps.setLong(6, r.entries());
-            ps.setLong(7, r.bytes());
-            ps.setLong(8, r.lastActivity());
-            if (r.alarmAt().isPresent()) {
-                ps.setLong(9, r.alarmAt().get());
-            } else {
-                ps.setNull(9, Types.BIGINT);
-            }
-        }
+        writer.close();
     }
 }
