@@ -1,19 +1,12 @@
 package io.hyphamesh.client;
 
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.Locale;
 import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -22,7 +15,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -43,7 +35,8 @@ import jakarta.json.JsonValue;
  * writer thread, so it never blocks on a full socket); several queued frames leave as one JSON
  * array, never larger than the server's frame limit. Inbound messages are read by the link's
  * reader (a virtual thread) and handed to the {@link Owner} one frame at a time, in order. A link
- * is used once: after it drops, the client opens a new one. Thread-safe.
+ * is used once: after it drops, the client opens a new one. The RFC 6455 handshake and framing are
+ * {@link WebSocketCodec}'s. Thread-safe.
  *
  * <p>Why not {@code java.net.http.WebSocket}: it costs a task hand-off per message each way (its
  * selector thread, its executor, its sequential scheduler), which made the client spend several
@@ -111,39 +104,20 @@ final class Link {
     private final AtomicBoolean closeSent = new AtomicBoolean();
     /** Released once the reader ended (the server's close arrived, or the socket is gone). */
     private final CountDownLatch readerDone = new CountDownLatch(1);
-    /** Serializes the bytes of frames on the socket (a send and a pong or close never interleave). */
-    private final ReentrantLock writeLock = new ReentrantLock();
-    private final SplittableRandom masks = new SplittableRandom(SEEDS.nextLong());
+    private final SplittableRandom masks = new SplittableRandom(WebSocketCodec.SEEDS.nextLong());
     private final String token;
     private final Duration connectTimeout;
     private volatile Socket socket;
-    private volatile OutputStream out;
+    /** Writes the socket's frames; null until the upgrade succeeded. */
+    private volatile WebSocketCodec.Writer writer;
     private volatile Thread reader;
     private volatile int maxBatchChars = MAX_BATCH_CHARS;
-    private byte[] frameBuffer = new byte[1024];
-
-    private static final SecureRandom SEEDS = new SecureRandom();
-    private static final String WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    private static final int MAX_HANDSHAKE_BYTES = 64 * 1024;
 
     private Link(Endpoint endpoint, Owner owner, String token, Duration connectTimeout) {
         this.endpoint = endpoint;
         this.owner = owner;
         this.token = token;
         this.connectTimeout = connectTimeout;
-    }
-
-    /** A refused upgrade: the HTTP status and body the server answered with. */
-    static final class UpgradeRefused extends IOException {
-        private static final long serialVersionUID = 1L;
-        final int status;
-        final String body;
-
-        UpgradeRefused(int status, String body) {
-            super("HTTP " + status);
-            this.status = status;
-            this.body = body;
-        }
     }
 
     /**
@@ -179,7 +153,7 @@ final class Link {
         if (t instanceof HyphaException he) {
             return he;
         }
-        if (t instanceof UpgradeRefused h) {
+        if (t instanceof WebSocketCodec.UpgradeRefused h) {
             int status = h.status;
             String msg = h.body == null ? "" : h.body;
             ErrorCode code = switch (status) {
@@ -210,7 +184,7 @@ final class Link {
     }
 
     private void pump() {
-        if (out == null) {
+        if (writer == null) {
             return;
         }
         if (Thread.currentThread() == reader) {
@@ -224,7 +198,7 @@ final class Link {
             try {
                 String text;
                 while ((text = batch(outbound, maxBatchChars, MAX_BATCH_FRAMES)) != null) {
-                    writeFrame(OP_TEXT, text.getBytes(StandardCharsets.UTF_8));
+                    writeFrame(WebSocketCodec.OP_TEXT, text.getBytes(StandardCharsets.UTF_8));
                 }
             } catch (IOException e) {
                 LOG.log(Level.FINE, "send failed", e);
@@ -267,7 +241,7 @@ final class Link {
     void close(Duration wait) {
         ended.set(true);
         outbound.clear();
-        if (out == null) {
+        if (writer == null) {
             abort();
             return;
         }
@@ -306,81 +280,23 @@ final class Link {
 
     // ------------------------------------------------------------------ frames
 
-    private static final int OP_CONTINUATION = 0x0;
-    private static final int OP_TEXT = 0x1;
-    private static final int OP_BINARY = 0x2;
-    private static final int OP_CLOSE = 0x8;
-    private static final int OP_PING = 0x9;
-    private static final int OP_PONG = 0xA;
-
     private void sendClose(int code, String reason) throws IOException {
         if (!closeSent.compareAndSet(false, true)) {
             return;
         }
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
-        byte[] p = new byte[2 + Math.min(r.length, 123)];
-        p[0] = (byte) (code >> 8);
-        p[1] = (byte) code;
-        System.arraycopy(r, 0, p, 2, p.length - 2);
-        writeFrame(OP_CLOSE, p);
+        connected().writeClose(code, reason);
     }
 
-    /** Writes one masked frame (FIN set) in one socket write. */
     private void writeFrame(int op, byte[] payload) throws IOException {
-        OutputStream o = out;
-        if (o == null) {
+        connected().write(op, payload);
+    }
+
+    private WebSocketCodec.Writer connected() throws IOException {
+        WebSocketCodec.Writer w = writer;
+        if (w == null) {
             throw new IOException("not connected");
         }
-        writeLock.lock();
-        try {
-            int n = payload.length;
-            int header = n < 126 ? 6 : n <= 0xFFFF ? 8 : 14;
-            if (frameBuffer.length < header + n) {
-                frameBuffer = new byte[Math.max(header + n, frameBuffer.length * 2)];
-            }
-            byte[] b = frameBuffer;
-            int i = 0;
-            b[i++] = (byte) (0x80 | op);
-            if (n < 126) {
-                b[i++] = (byte) (0x80 | n);
-            } else if (n <= 0xFFFF) {
-                b[i++] = (byte) (0x80 | 126);
-                b[i++] = (byte) (n >> 8);
-                b[i++] = (byte) n;
-            } else {
-                b[i++] = (byte) (0x80 | 127);
-                long len = n;
-                for (int k = 7; k >= 0; k--) {
-                    b[i++] = (byte) (len >> (8 * k));
-                }
-            }
-            int mask = masks.nextInt();
-            byte m0 = (byte) (mask >> 24);
-            byte m1 = (byte) (mask >> 16);
-            byte m2 = (byte) (mask >> 8);
-            byte m3 = (byte) mask;
-            b[i++] = m0;
-            b[i++] = m1;
-            b[i++] = m2;
-            b[i++] = m3;
-            for (int k = 0; k < n; k++) {
-                byte m = switch (k & 3) {
-                    case 0 -> m0;
-                    case 1 -> m1;
-                    case 2 -> m2;
-                    default -> m3;
-                };
-                b[i + k] = (byte) (payload[k] ^ m);
-            }
-            o.write(b, 0, i + n);
-            o.flush();
-            if (frameBuffer.length > 256 * 1024) {
-                // a large message's buffer is not kept
-                frameBuffer = new byte[1024];
-            }
-        } finally {
-            writeLock.unlock();
-        }
+        return w;
     }
 
     // ------------------------------------------------------------------ the reader
@@ -405,7 +321,7 @@ final class Link {
         }
         pump();
         try {
-            read(socket.getInputStream());
+            WebSocketCodec.read(socket.getInputStream(), new Inbound());
         } catch (IOException | RuntimeException e) {
             end(1006, String.valueOf(e.getMessage()), true);
         } finally {
@@ -439,202 +355,46 @@ final class Link {
             tls.startHandshake();
         }
         s.setSoTimeout(timeout);
-        byte[] keyBytes = new byte[16];
-        SEEDS.nextBytes(keyBytes);
-        String key = Base64.getEncoder().encodeToString(keyBytes);
-        String path = (u.getRawPath() == null || u.getRawPath().isEmpty() ? "/" : u.getRawPath())
-                + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
-        String authority = u.getRawAuthority();
-        String request = "GET " + path + " HTTP/1.1\r\nHost: " + authority + "\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n"
-                + "Authorization: Bearer " + token + "\r\n\r\n";
-        OutputStream o = s.getOutputStream();
-        o.write(request.getBytes(StandardCharsets.ISO_8859_1));
-        o.flush();
-        InputStream in = s.getInputStream();
-        String head = readHead(in);
-        int eol = head.indexOf("\r\n");
-        String status = eol < 0 ? head : head.substring(0, eol);
-        String[] parts = status.split(" ", 3);
-        int code;
-        try {
-            code = parts.length >= 2 ? Integer.parseInt(parts[1]) : -1;
-        } catch (NumberFormatException e) {
-            code = -1;
-        }
-        if (code == -1 || !parts[0].startsWith("HTTP/1.")) {
-            throw new IOException("not an HTTP answer to the upgrade: '" + status + "'");
-        }
-        String accept = null;
-        long contentLength = -1;
-        for (String line : head.substring(eol + 2).split("\r\n")) {
-            int colon = line.indexOf(':');
-            if (colon <= 0) {
-                continue;
-            }
-            String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-            String value = line.substring(colon + 1).trim();
-            if (name.equals("sec-websocket-accept")) {
-                accept = value;
-            } else if (name.equals("content-length")) {
-                try {
-                    contentLength = Long.parseLong(value);
-                } catch (NumberFormatException e) {
-                    contentLength = -1;
-                }
-            }
-        }
-        if (code != 101) {
-            String body = "";
-            if (contentLength > 0) {
-                byte[] b = in.readNBytes((int) Math.min(contentLength, MAX_HANDSHAKE_BYTES));
-                body = new String(b, StandardCharsets.UTF_8);
-            }
-            throw new UpgradeRefused(code, body);
-        }
-        if (!acceptFor(key).equals(accept)) {
-            throw new IOException("the server's Sec-WebSocket-Accept does not match the key");
-        }
+        OutputStream o = WebSocketCodec.handshake(s, u, token);
         s.setSoTimeout(0);
-        out = o;
+        writer = new WebSocketCodec.Writer(o, masks);
     }
 
-    /** The status line and headers of the upgrade's answer, up to the blank line. */
-    private static String readHead(InputStream in) throws IOException {
-        StringBuilder b = new StringBuilder(256);
-        int state = 0;
-        while (true) {
-            int c = in.read();
-            if (c < 0) {
-                throw new EOFException("connection closed during the upgrade");
-            }
-            b.append((char) c);
-            if (b.length() > MAX_HANDSHAKE_BYTES) {
-                throw new IOException("upgrade answer headers too long");
-            }
-            state = switch (state) {
-                case 0 -> c == '\r' ? 1 : 0;
-                case 1 -> c == '\n' ? 2 : c == '\r' ? 1 : 0;
-                case 2 -> c == '\r' ? 3 : 0;
-                case 3 -> c == '\n' ? 4 : c == '\r' ? 1 : 0;
-                default -> 0;
-            };
-            if (state == 4) {
-                return b.substring(0, b.length() - 4);
+    /** The reader's frames: messages to {@link #onMessage}, pings answered, the server's close echoed. */
+    private final class Inbound implements WebSocketCodec.Handler {
+        @Override
+        public void onText(String text) {
+            try {
+                onMessage(text);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "cannot handle a message from " + endpoint.server(), e);
             }
         }
-    }
 
-    static String acceptFor(String key) {
-        try {
-            byte[] d = MessageDigest.getInstance("SHA-1").digest((key + WS_GUID).getBytes(StandardCharsets.ISO_8859_1));
-            return Base64.getEncoder().encodeToString(d);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is missing", e);
+        @Override
+        public void onPing(byte[] payload) {
+            Thread.ofVirtual().name("hypha-link-pong").start(() -> {
+                try {
+                    writeFrame(WebSocketCodec.OP_PONG, payload);
+                } catch (IOException e) {
+                    LOG.log(Level.FINE, "pong not sent", e);
+                }
+            });
         }
-    }
 
-    /** Reads frames until the close handshake or the end of the socket. */
-    private void read(InputStream raw) throws IOException {
-        InputStream in = new java.io.BufferedInputStream(raw, 64 * 1024);
-        byte[] message = new byte[4096];
-        int messageLength = 0;
-        int messageOp = -1;
-        byte[] control = new byte[125];
-        while (true) {
-            int b0 = in.read();
-            int b1 = in.read();
-            if (b0 < 0 || b1 < 0) {
-                end(1006, "connection closed without a close frame", true);
-                return;
+        @Override
+        public void onClose(int code, String reason) {
+            try {
+                sendClose(code == 1005 ? 1000 : code, "");
+            } catch (IOException e) {
+                LOG.log(Level.FINEST, "close echo not sent", e);
             }
-            boolean fin = (b0 & 0x80) != 0;
-            int op = b0 & 0x0F;
-            long len = b1 & 0x7F;
-            if ((b1 & 0x80) != 0) {
-                throw new IOException("the server sent a masked frame");
-            }
-            if (len == 126) {
-                len = (readByte(in) << 8) | readByte(in);
-            } else if (len == 127) {
-                len = 0;
-                for (int k = 0; k < 8; k++) {
-                    len = (len << 8) | readByte(in);
-                }
-            }
-            if (op >= 0x8) {
-                if (len > 125) {
-                    throw new IOException("control frame too long");
-                }
-                readFully(in, control, (int) len);
-                if (op == OP_PING) {
-                    byte[] p = java.util.Arrays.copyOf(control, (int) len);
-                    Thread.ofVirtual().name("hypha-link-pong").start(() -> {
-                        try {
-                            writeFrame(OP_PONG, p);
-                        } catch (IOException e) {
-                            LOG.log(Level.FINE, "pong not sent", e);
-                        }
-                    });
-                } else if (op == OP_CLOSE) {
-                    int code = len >= 2 ? ((control[0] & 0xFF) << 8) | (control[1] & 0xFF) : 1005;
-                    String reason = len > 2 ? new String(control, 2, (int) len - 2, StandardCharsets.UTF_8) : "";
-                    try {
-                        sendClose(code == 1005 ? 1000 : code, "");
-                    } catch (IOException e) {
-                        LOG.log(Level.FINEST, "close echo not sent", e);
-                    }
-                    end(code, reason, false);
-                    return;
-                }
-                continue;
-            }
-            if (op != OP_CONTINUATION) {
-                messageOp = op;
-                messageLength = 0;
-            }
-            if (len > Integer.MAX_VALUE - 16 || messageLength + len > Integer.MAX_VALUE - 16) {
-                throw new IOException("message too large");
-            }
-            int n = (int) len;
-            if (messageLength + n > message.length) {
-                message = java.util.Arrays.copyOf(message, Math.max(messageLength + n, message.length * 2));
-            }
-            readFully(in, message, messageLength, n);
-            messageLength += n;
-            if (fin) {
-                if (messageOp == OP_TEXT) {
-                    String text = new String(message, 0, messageLength, StandardCharsets.UTF_8);
-                    try {
-                        onMessage(text);
-                    } catch (RuntimeException e) {
-                        LOG.log(Level.WARNING, "cannot handle a message from " + endpoint.server(), e);
-                    }
-                }
-                messageLength = 0;
-                if (message.length > 256 * 1024) {
-                    message = new byte[4096];
-                }
-            }
+            end(code, reason, false);
         }
-    }
 
-    private static int readByte(InputStream in) throws IOException {
-        int b = in.read();
-        if (b < 0) {
-            throw new EOFException("connection closed in a frame");
-        }
-        return b;
-    }
-
-    private static void readFully(InputStream in, byte[] b, int n) throws IOException {
-        readFully(in, b, 0, n);
-    }
-
-    private static void readFully(InputStream in, byte[] b, int off, int n) throws IOException {
-        int got = in.readNBytes(b, off, n);
-        if (got < n) {
-            throw new EOFException("connection closed in a frame");
+        @Override
+        public void onEnd() {
+            end(1006, "connection closed without a close frame", true);
         }
     }
 
