@@ -60,6 +60,9 @@ final class WsMax {
         String request = "GET /v1/workspaces/" + workspace + "/connect HTTP/1.1\r\nHost: " + host + ":" + port
                 + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer "
                 + token + "\r\nSec-WebSocket-Key: ";
+        // the server's memory before and at the peak: heap right after a full collection, and RSS
+        long heapBeforeKb = serverPid.map(ProcessMemory::heapAfterGcKb).orElse(-1L);
+        long rssBeforeKb = serverPid.map(ProcessMemory::rssKb).orElse(-1L);
         ConcurrentLinkedQueue<Socket> open = new ConcurrentLinkedQueue<>();
         ConcurrentHistogram h = new ConcurrentHistogram(3);
         AtomicLong claimed = new AtomicLong();
@@ -118,6 +121,8 @@ final class WsMax {
         Map<String, Long> m = api.metrics();
         long serverSockets = m.getOrDefault("ws_sockets", -1L);
         int peak = open.size();
+        long heapPeakKb = serverPid.map(ProcessMemory::heapAfterGcKb).orElse(-1L);
+        long rssPeakKb = serverPid.map(ProcessMemory::rssKb).orElse(-1L);
         for (Socket s : open) {
             try {
                 // a masked close frame with no payload, then the socket
@@ -131,7 +136,20 @@ final class WsMax {
                 .latency(h).throughput(peak / rampSeconds)
                 .put("peak", peak).put("failures", failures.get()).put("target", target)
                 .put("requested_target", requested).put("server_sockets_after_ramp", serverSockets)
-                .put("source_addresses", sources).put("server_open_files_at_peak", serverFds);
+                .put("source_addresses", sources).put("server_open_files_at_peak", serverFds)
+                .put("server_heap_kb_before", heapBeforeKb).put("server_heap_kb_at_peak", heapPeakKb)
+                .put("server_rss_kb_before", rssBeforeKb).put("server_rss_kb_at_peak", rssPeakKb);
+        if (peak > 0 && heapBeforeKb >= 0 && heapPeakKb >= 0) {
+            long heapPerSocket = (heapPeakKb - heapBeforeKb) * 1024 / peak;
+            long rssPerSocket = rssBeforeKb >= 0 && rssPeakKb >= 0 ? (rssPeakKb - rssBeforeKb) * 1024 / peak : -1;
+            r.put("server_heap_bytes_per_socket", heapPerSocket).put("server_rss_bytes_per_socket", rssPerSocket);
+            r.note(String.format(Locale.ROOT, "server memory per socket at the peak: %,d bytes of heap (after a full GC,"
+                    + " %,d -> %,d KiB) and %,d bytes of RSS (%,d -> %,d KiB)", heapPerSocket, heapBeforeKb, heapPeakKb,
+                    rssPerSocket, rssBeforeKb, rssPeakKb));
+        } else {
+            r.note("server memory per socket not measured (" + (serverPid.isEmpty() ? "a server the harness did not start"
+                    : "jcmd could not read its heap") + ")");
+        }
         r.note(String.format(Locale.ROOT, "raw WebSocket upgrades (%d connectors in parallel) from %d source address(es)"
                 + " 127.0.0.1..%d; a socket counts when 101 and the hello frame arrived; ramp took %.1f s; latencies"
                 + " are per connect; throughput is sockets opened per second", CONNECTORS, sources, sources, rampSeconds));

@@ -86,8 +86,7 @@ final class SocketListener implements WsListener {
     /** A text message over {@code ws.max-frame-bytes}: skipped unread, answered, the socket stays open. */
     void onTooLarge(long bytes) {
         if (connection != null && connection.isOpen()) {
-            connection.send("{\"re\":null,\"err\":" + HyphaException.tooLarge("message is larger than "
-                    + transport.maxFrameBytes() + " bytes").toJson() + "}");
+            connection.sendError(HyphaException.tooLarge("message is larger than " + transport.maxFrameBytes() + " bytes"));
         }
     }
 

@@ -156,8 +156,6 @@ class HttpHardeningTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("artifact routes (another engineer's part of issue 13 item 2): a PUT with malformed chunks"
-            + " or a body cut short answers 500 naming NumberFormatException / InsufficientDataAvailableException")
     void artifactPutWithBrokenFramingIsATypedFourHundred() {
         String path = "/v1/workspaces/" + ws + "/artifacts/files/broken.txt";
         RawHttp.Answer chunks = RawHttp.exchange(server.port(), RawHttp.concat(RawHttp.request("PUT", path, TestServer.ROOT,
