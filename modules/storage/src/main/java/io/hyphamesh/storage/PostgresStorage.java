@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -397,6 +398,14 @@ final class PostgresStorage implements Storage {
             ps.executeUpdate();
         } catch (SQLException e) {
             LOG.log(Level.FINE, "removing the node row at close", e);
+        }
+        // give the server lock back now: PostgreSQL frees a closed session's locks only when its
+        // backend process has exited, after close() returned, so a store reopened at once (a
+        // restart, a test) could find the lock still held
+        try (Statement st = holder.createStatement()) {
+            st.execute("SELECT pg_advisory_unlock_all()");
+        } catch (SQLException e) {
+            LOG.log(Level.FINE, "releasing the server lock at close", e);
         }
         reads.close();
         try {
