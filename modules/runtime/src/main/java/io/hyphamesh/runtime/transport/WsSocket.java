@@ -389,27 +389,23 @@ final class WsSocket implements ServerConnection, WsSession {
 
     @Override
     public WsSession send(String text, boolean last) {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        sendLock.lock();
-        try {
-            int op = sendContinues ? OP_CONTINUATION : OP_TEXT;
-            sendContinues = !last;
-            write(op, last, bytes);
-        } finally {
-            sendLock.unlock();
-        }
-        return this;
+        return sendData(OP_TEXT, text.getBytes(StandardCharsets.UTF_8), last);
     }
 
     @Override
     public WsSession send(BufferData bufferData, boolean last) {
         byte[] bytes = new byte[bufferData.available()];
         bufferData.read(bytes);
+        return sendData(OP_BINARY, bytes, last);
+    }
+
+    /** A data frame: {@code op} opens a message, its continuations follow until {@code last}. */
+    private WsSession sendData(int op, byte[] bytes, boolean last) {
         sendLock.lock();
         try {
-            int op = sendContinues ? OP_CONTINUATION : OP_BINARY;
+            int frameOp = sendContinues ? OP_CONTINUATION : op;
             sendContinues = !last;
-            write(op, last, bytes);
+            write(frameOp, last, bytes);
         } finally {
             sendLock.unlock();
         }
