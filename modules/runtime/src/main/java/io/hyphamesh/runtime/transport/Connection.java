@@ -378,7 +378,7 @@ final class Connection implements Session {
     // ---------------------------------------------------------------- periodic
 
     /** Called by the transport's sweeper: expire calls, ping, close idle or expired sockets. */
-    void sweep(long now, long idleTimeoutNanos, boolean ping) {
+    void sweep(long now, long idleTimeoutNanos, long pingIntervalNanos) {
         if (!open.get()) {
             return;
         }
@@ -401,6 +401,7 @@ final class Connection implements Session {
             return;
         }
         boolean owes = !calls.isEmpty();
+        boolean ping = now - lastPingNanos >= pingIntervalNanos;
         if (ping || (owes && now - lastReceivedNanos > stallNanos / 2 && now - lastPingNanos > stallNanos / 2)) {
             // a peer that owes answers and is silent is asked for a pong: a live one answers it
             lastPingNanos = now;

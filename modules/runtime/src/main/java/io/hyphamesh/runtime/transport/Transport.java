@@ -71,7 +71,6 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final Metrics.Counter connects;
     private final Map<Op, Metrics.Histogram> opLatency = new EnumMap<>(Op.class);
     private final Metrics.Counter slowConsumerCloses;
-    private volatile long lastPingNanos = System.nanoTime();
     private volatile boolean closing;
     private volatile Placement placement = Placement.EVERYWHERE;
 
@@ -354,14 +353,13 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private void sweep() {
         lowMemory = heap.low();
         long now = System.nanoTime();
-        boolean ping = now - lastPingNanos >= pingInterval.toNanos();
-        if (ping) {
-            lastPingNanos = now;
-        }
         long idle = idleTimeout.toNanos();
+        // each socket is pinged an interval after its own last ping, not all in one sweep: a ping
+        // starts the socket's writer, and 10,000 writers at once were a heap spike of their own
+        long pingEvery = pingInterval.toNanos();
         for (Connection c : connections.values()) {
             try {
-                c.sweep(now, idle, ping);
+                c.sweep(now, idle, pingEvery);
             } catch (RuntimeException e) {
                 c.closed();
             }
