@@ -107,7 +107,7 @@ public final class S3ProxyProcess implements AutoCloseable {
         }
         Path log = Files.createDirectories(Path.of("target")).resolve("s3proxy-" + port + "-" + System.nanoTime() + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-jar", jar.toString(), "--properties", props.toString()))
+        Process process = new ProcessBuilder(List.of(java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar.toString(), "--properties", props.toString()))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();

@@ -2,7 +2,6 @@ package io.hyphamesh.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,11 +34,7 @@ final class ChildServer implements AutoCloseable {
     }
 
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TestServer.freePort();
     }
 
     int port() {
@@ -71,8 +66,9 @@ final class ChildServer implements AutoCloseable {
     /** True when it is up; false when its port was taken before it could listen there. */
     private boolean boot() {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, heap, "-XX:+ExitOnOutOfMemoryError", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
+        List<String> cmd = new ArrayList<>(List.of(javaBin, heap, "-XX:+ExitOnOutOfMemoryError"));
+        cmd.addAll(TestServer.CHILD_JVM);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                 "--storage.shards=2"));
         long logStart;
         try {

@@ -34,7 +34,7 @@ abstract class KillNineDurabilityTest {
         StorageFixture.Backend backend = backend();
         Path dir = StorageFixture.tempDir();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
+        List<String> cmd = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                 AppendingChild.class.getName()));
         cmd.addAll(backend.args());
         Path out = dir.resolve("child.out");

@@ -2,7 +2,6 @@ package io.hyphamesh.runtime.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -81,14 +80,15 @@ final class ClusterProcesses implements AutoCloseable {
         /** Starts (or restarts, on the same port) and waits until it is healthy. */
         void start() {
             String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> cmd = List.of(javaBin, "-Xmx384m", "-XX:+ExitOnOutOfMemoryError", "-XX:+UseSerialGC",
-                    "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+            List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx384m", "-XX:+ExitOnOutOfMemoryError"));
+            cmd.addAll(TestServer.CHILD_JVM);
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(),
                     "--port=" + port, "--host=127.0.0.1", "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                     "--storage.url=" + dbUrl, "--storage.user=" + PostgresProcess.USER, "--storage.committers=2",
                     "--storage.read-connections=2", "--cluster.partitions=" + partitions,
                     "--cluster.zookeeper=" + zk.connect(), "--cluster.session-timeout=" + sessionTimeout,
                     "--cluster.node-id=" + id, "--cluster.advertise-url=" + url(), "--cluster.moves-per-second=50",
-                    "--cluster.release-timeout=2s", "--ws.ping-interval=1s");
+                    "--cluster.release-timeout=2s", "--ws.ping-interval=1s"));
             try {
                 process = new ProcessBuilder(cmd).redirectErrorStream(true)
                         .redirectOutput(ProcessBuilder.Redirect.appendTo(dataDir.resolveSibling(id + ".log").toFile()))
@@ -257,11 +257,7 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TestServer.freePort();
     }
 
     @Override

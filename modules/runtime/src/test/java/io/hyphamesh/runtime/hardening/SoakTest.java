@@ -3,7 +3,6 @@ package io.hyphamesh.runtime.hardening;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -330,13 +329,13 @@ class SoakTest {
     // ------------------------------------------------------------------ the child server
 
     private void startChild() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        port = TestServer.freePort();
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        child = new ProcessBuilder(javaBin, "-Xmx384m", "-XX:+UseParallelGC", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "--port=" + port, "--data-dir=" + dir.resolve("data"),
-                "--root-token=" + TestServer.ROOT, "--storage.shards=2")
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx384m"));
+        cmd.addAll(TestServer.CHILD_JVM);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--port=" + port,
+                "--data-dir=" + dir.resolve("data"), "--root-token=" + TestServer.ROOT, "--storage.shards=2"));
+        child = new ProcessBuilder(cmd)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))
                 .start();
         HttpClient http = HttpClient.newHttpClient();

@@ -92,8 +92,9 @@ class StartupTest {
 
     private static Child child(List<String> args, String... env) throws IOException, InterruptedException {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx128m", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName()));
+        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx128m"));
+        cmd.addAll(TestServer.CHILD_JVM);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         for (int i = 0; i + 1 < env.length; i += 2) {

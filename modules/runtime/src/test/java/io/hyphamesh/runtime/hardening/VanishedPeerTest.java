@@ -44,7 +44,7 @@ class VanishedPeerTest {
     void providerKilledWithKillNineFailsItsRoutedCallWithinOneSecond() throws Exception {
         String ws = server.newWorkspace();
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(List.of(javaBin, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
+        Process child = new ProcessBuilder(List.of(javaBin, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                 ProviderProcess.class.getName(), Integer.toString(server.port()), ws,
                 server.token(ws, "read_write", "provider"), "calc"))
                 .redirectErrorStream(true).start();
