@@ -204,16 +204,12 @@ class LogDocTest {
                  HyphaClient reader = own.client(ws, "read", "r", fast)) {
                 List<Long> got = new CopyOnWriteArrayList<>();
                 Subscription s = reader.log("resume").subscribe(0, r -> got.add(r.seq()));
-                for (int i = 0; i < 500; i++) {
-                    writer.log("resume").append(body(i), T);
-                }
+                appendInOrder(writer.log("resume"), 0, 500);
                 Awaitility.await().atMost(T).until(() -> got.size() >= 200);
                 own.restart();
                 Awaitility.await("writer back").atMost(T).ignoreExceptions()
                         .until(() -> writer.log("resume").append(body(500), T) > 0);
-                for (int i = 501; i < 1000; i++) {
-                    writer.log("resume").append(body(i), T);
-                }
+                appendInOrder(writer.log("resume"), 501, 1000);
                 Awaitility.await("all delivered after the reconnect").atMost(Duration.ofSeconds(30))
                         .until(() -> got.size() >= 1000);
                 s.close();
@@ -222,6 +218,21 @@ class LogDocTest {
                     assertEquals(i + 1, got.get(i), "gap at " + i);
                 }
             }
+        }
+    }
+
+    /**
+     * Appends {@code body(from)} .. {@code body(to - 1)} from one client, all in flight at once, and waits
+     * for every acknowledgement: one socket keeps their order, and the commits batch instead of paying
+     * one fsync each (a thousand one-at-a-time appends took ~20 s on a loaded 2-core machine).
+     */
+    private static void appendInOrder(io.hyphamesh.client.Log log, int from, int to) throws Exception {
+        List<CompletableFuture<Long>> acks = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            acks.add(log.appendAsync(body(i), T));
+        }
+        for (CompletableFuture<Long> a : acks) {
+            a.get(T.toMillis() * 2, TimeUnit.MILLISECONDS);
         }
     }
 

@@ -75,8 +75,9 @@ public final class TestServer implements AutoCloseable {
     public static int freePort() {
         for (int attempt = 1; ; attempt++) {
             int p = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_768);
+            // no SO_REUSEADDR: a port with connections of an earlier server still in TIME_WAIT is passed over
             try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
-                probe.setReuseAddress(true);
+                probe.setReuseAddress(false);
                 probe.bind(new java.net.InetSocketAddress("127.0.0.1", p));
                 return p;
             } catch (IOException e) {
@@ -87,14 +88,18 @@ public final class TestServer implements AutoCloseable {
         }
     }
 
-    /** Boots on a {@link #freePort()}, picking again when another process took it first. */
+    /**
+     * Boots on a {@link #freePort()}, picking again when the port was taken between the probe and the
+     * listener's bind ("already in use" from the server's own check, "cannot listen" from the bind).
+     */
     private void bootOnFreePort() {
         for (int attempt = 1; ; attempt++) {
             try {
                 boot(freePort());
                 return;
             } catch (IllegalStateException e) {
-                if (attempt == 5 || e.getMessage() == null || !e.getMessage().contains("already in use")) {
+                String m = String.valueOf(e.getMessage());
+                if (attempt == 5 || !(m.contains("already in use") || m.startsWith("cannot listen on"))) {
                     throw e;
                 }
             }
