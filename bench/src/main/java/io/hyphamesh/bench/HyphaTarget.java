@@ -68,13 +68,19 @@ final class HyphaTarget implements AutoCloseable {
     }
 
     /**
-     * JVM options for the servers the harness starts, from {@code HYPHA_JAVA_OPTS} (split on
-     * whitespace; {@code {name}} becomes the server's name, so a JFR recording per server can be
-     * asked for with {@code -XX:StartFlightRecording=filename=/tmp/{name}.jfr}).
+     * JVM options for the servers the harness starts: the JVM's AOT cache of the server jar when
+     * {@code ./hypha bench} made one ({@code HYPHA_AOT_CACHE}, JDK 25+, as {@code ./hypha serve} uses
+     * it), then {@code HYPHA_JAVA_OPTS} (split on whitespace; {@code {name}} becomes the server's name,
+     * so a JFR recording per server can be asked for with
+     * {@code -XX:StartFlightRecording=filename=/tmp/{name}.jfr}).
      */
     static List<String> extraJvmOptions(String name) {
         String env = System.getenv("HYPHA_JAVA_OPTS");
         List<String> out = new ArrayList<>();
+        String aot = System.getenv("HYPHA_AOT_CACHE");
+        if (aot != null && !aot.isBlank() && Files.isRegularFile(Path.of(aot))) {
+            out.add("-XX:AOTCache=" + aot);
+        }
         if (env != null) {
             for (String o : env.trim().split("\\s+")) {
                 if (!o.isEmpty()) {

@@ -76,7 +76,14 @@ final class StartScenarios {
         return Row.of("server.start.empty", Row.US).n(repeats).errors(errors).latency(h)
                 .note("process start (java -jar, -XX:+UseParallelGC) -> first 200 of /observe/health, on a fresh data"
                         + " directory each time; " + repeats + " starts, one at a time, polled every 5 ms")
-                .note("latencies are whole start times").note(firstError);
+                .note(aotNote()).note("latencies are whole start times").note(firstError);
+    }
+
+    /** Whether the starts used the JVM's AOT cache of the jar (as ./hypha serve does on JDK 25+). */
+    private static String aotNote() {
+        return HyphaTarget.extraJvmOptions("start").stream().anyMatch(o -> o.startsWith("-XX:AOTCache="))
+                ? "with the JVM's AOT cache of the jar (./hypha serve's start, JDK " + Runtime.version().feature() + ")"
+                : "without an AOT cache (JDK " + Runtime.version().feature() + "; ./hypha bench makes one on JDK 25+)";
     }
 
     private static Row kill9(Path jar, Path tmp, int repeats, long entries) throws Exception {
@@ -172,7 +179,7 @@ final class StartScenarios {
                 .note("process start -> first 200 of /observe/health on a data directory left by SIGKILL while a"
                         + " writer appended (32 in flight); " + repeats + " restarts, each checked to hold every"
                         + " acknowledged append, then loaded and killed again")
-                .note(fill).note("latencies are whole start times").note(firstError);
+                .note(fill).note(aotNote()).note("latencies are whole start times").note(firstError);
     }
 
     /** Appends with 32 in flight for about a second, then SIGKILL while they are in flight. */
