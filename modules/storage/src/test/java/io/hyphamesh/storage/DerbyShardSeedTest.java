@@ -1,0 +1,83 @@
+package io.hyphamesh.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.hyphamesh.api.ObjectId;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A new data directory's shards beyond the first are copies of the first, just migrated: each must
+ * still be a database of its own (what one shard stores is not in another), survive a reopen, and a
+ * copy a crash left half-made must not stop a start.
+ */
+class DerbyShardSeedTest {
+    private static final int SHARDS = 4;
+
+    @Test
+    void seededShardsAreDatabasesOfTheirOwnAndReopen() throws Exception {
+        Path dir = StorageFixture.tempDir();
+        StorageConfig config = StorageConfig.builder().dataDir(dir).shards(SHARDS).build();
+        // one Log on every shard, named until each shard has one
+        Map<Integer, ObjectId> onShard = new HashMap<>();
+        try (Storage storage = Storage.open(config)) {
+            for (int i = 0; onShard.size() < SHARDS; i++) {
+                ObjectId oid = ObjectId.log("w", "log" + i);
+                onShard.putIfAbsent(storage.shardOf(oid), oid);
+            }
+            for (Map.Entry<Integer, ObjectId> e : onShard.entrySet()) {
+                int shard = e.getKey();
+                long id = storage.newObjectId(shard);
+                assertEquals(1, id, "a seeded shard starts with no objects: ids of shard " + shard);
+                storage.submit(shard, WriteOwner.NONE, List.of(
+                        new Write.AppendEntries(id, StorageFixture.entries(1, shard + 1)),
+                        new Write.PutObject(StorageFixture.logRow(id, e.getValue(), shard + 1))))
+                        .get(30, TimeUnit.SECONDS);
+            }
+        }
+        try (Stream<Path> list = Files.list(dir.resolve("db"))) {
+            assertFalse(list.anyMatch(p -> p.getFileName().toString().startsWith(".seed-")), "no copy left behind");
+        }
+        for (int i = 0; i < SHARDS; i++) {
+            assertTrue(Files.isDirectory(dir.resolve("db/shard-" + i)), "shard " + i + " exists");
+            assertFalse(Files.exists(dir.resolve("db/shard-" + i + "/db.lck")), "shard " + i + " closed its lock");
+        }
+        try (Storage storage = Storage.open(config)) {
+            for (Map.Entry<Integer, ObjectId> e : onShard.entrySet()) {
+                int shard = e.getKey();
+                ObjectRow row = storage.loadObject(e.getValue()).orElseThrow();
+                assertEquals(shard + 1, row.lastSeq(), "the row written to shard " + shard);
+                assertEquals(shard + 1, storage.readLog(shard, row.id(), 1, Long.MAX_VALUE, 100, false).size(),
+                        "entries of shard " + shard + " only");
+                assertEquals(2, storage.newObjectId(shard), "shard " + shard + " holds one object");
+            }
+        }
+    }
+
+    @Test
+    void aCopyLeftHalfMadeByACrashIsRemovedAndTheStoreOpens() throws Exception {
+        Path dir = StorageFixture.tempDir();
+        Path leftover = Files.createDirectories(dir.resolve("db/.seed-2-123/seg0"));
+        Files.writeString(leftover.resolve("c10.dat"), "half a file");
+        StorageConfig config = StorageConfig.builder().dataDir(dir).shards(SHARDS).build();
+        try (Storage storage = Storage.open(config)) {
+            assertEquals(SHARDS, storage.shards());
+            ObjectId oid = ObjectId.log("w", "after-crash");
+            int shard = storage.shardOf(oid);
+            long id = storage.newObjectId(shard);
+            storage.submit(shard, WriteOwner.NONE, List.of(new Write.AppendEntries(id, StorageFixture.entries(1, 1)),
+                    new Write.PutObject(StorageFixture.logRow(id, oid, 1)))).get(30, TimeUnit.SECONDS);
+            assertEquals(1, storage.loadObject(oid).orElseThrow().lastSeq());
+        }
+        assertFalse(Files.exists(dir.resolve("db/.seed-2-123")), "the leftover copy is gone");
+    }
+}
