@@ -14,8 +14,11 @@
 # as it exits). It needs nothing but bash (no curl): HTTP goes over bash's /dev/tcp.
 set -euo pipefail
 
+# the JDK the server runs on: JAVA_HOME's (as ./hypha and scripts/cluster.sh launch it), else PATH's
+JAVA=java; [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ] && JAVA=$JAVA_HOME/bin/java
+
 java_feature() {
-  java -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2; exit}' | cut -d. -f1
+  "$JAVA" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2; exit}' | cut -d. -f1
 }
 
 usable() { # JDK 25+ and not switched off
@@ -43,7 +46,7 @@ make_cache() {
   local root="aot-training-$RANDOM$RANDOM" port pid ok=0
   for attempt in 1 2 3; do
     port=$(( 20000 + RANDOM % 12000 ))
-    java "$@" -XX:AOTCacheOutput="$cache.tmp" -jar "$jar" --host=127.0.0.1 --port="$port" \
+    "$JAVA" "$@" -XX:AOTCacheOutput="$cache.tmp" -jar "$jar" --host=127.0.0.1 --port="$port" \
       --data-dir="$dir/data" --root-token="$root" >"$dir/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do

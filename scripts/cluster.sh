@@ -43,7 +43,9 @@ start_node() { # start_node I: starts (or restarts) server I on its recorded por
   mkdir -p "$nd"
   port=$(cat "$nd/port")
   # shellcheck disable=SC2086
+  # the JVM's AOT cache of the jar when ./hypha made one (JDK 25+): a restarted server serves sooner
   nohup "${JAVA_HOME:?JAVA_HOME must name a 21+ JDK}/bin/java" -Dguice_bytecode_gen_option=DISABLED -XX:+UseParallelGC \
+    $(bash "$root/scripts/aot-cache.sh" flags "$JAR" "$root/modules/runtime/target/hypha-mesh.aot") \
     ${HYPHA_JAVA_OPTS:-} -jar "$JAR" \
     --host=127.0.0.1 --port="$port" --data-dir="$nd/data" \
     --storage.url="$(env_get "$dir/pg/postgres.env" url)" --storage.user=postgres \
