@@ -70,6 +70,13 @@ make_cache() {
   http GET "$port" /v1/workspaces/aot/artifacts/files/a.json "$root" >/dev/null || true
   http GET "$port" /observe/metrics >/dev/null || true
   kill -TERM "$pid"
+  # the JVM writes the cache as it exits (JDK 25 assembles it in a second JVM): bounded, then given up
+  for _ in $(seq 1 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid" 2>/dev/null || true
+    echo "aot-cache: the training server did not stop within 120 s; no cache" >&2
+    rm -f "$cache.tmp"
+  fi
   wait "$pid" 2>/dev/null || true
   if [ -s "$cache.tmp" ]; then
     mv -f "$cache.tmp" "$cache"
