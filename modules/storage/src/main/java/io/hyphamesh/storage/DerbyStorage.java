@@ -113,6 +113,9 @@ final class DerbyStorage implements Storage {
                         Files.move(tmp, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
                     }
                 }
+                // durable before anything is written to them: a power loss must not leave a half copy
+                // behind a rename that survived
+                force(dbDir);
             } finally {
                 try (Statement st = c.createStatement()) {
                     st.execute("CALL SYSCS_UTIL.SYSCS_UNFREEZE_DATABASE()");
@@ -136,8 +139,21 @@ final class DerbyStorage implements Storage {
                     Files.createDirectories(q);
                 } else {
                     Files.copy(p, q);
+                    force(q);
                 }
             }
+        }
+        try (java.util.stream.Stream<Path> dirs = Files.walk(to)) {
+            for (Path d : dirs.filter(Files::isDirectory).toList()) {
+                force(d);
+            }
+        }
+    }
+
+    /** fsync of a file or a directory (its entries), as Derby does for the files it creates. */
+    private static void force(Path p) throws IOException {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.READ)) {
+            ch.force(true);
         }
     }
 
