@@ -273,7 +273,7 @@ final class ArtifactScenarios {
     }
 
     /** Starts S3Proxy from {@code jar} on a free port with the filesystem store under {@code dir}. */
-    static S3Proxy startS3Proxy(Path jar, Path dir) throws IOException {
+    static S3Proxy startS3Proxy(Path jar, Path dir, boolean quick) throws IOException {
         int port = Child.freePort();
         Path data = Files.createDirectories(dir.resolve("s3proxy-data"));
         Properties p = new Properties();
@@ -290,7 +290,13 @@ final class ArtifactScenarios {
             p.store(out, "S3Proxy for the bench");
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Child c = Child.start("s3proxy", List.of(java, "-Xmx1g", "-jar", jar.toString(), "--properties", props.toString()),
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx1g"));
+        if (quick) {
+            // a smoke run keeps no figures: the client compiler starts it in about half the CPU
+            cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        }
+        cmd.addAll(List.of("-jar", jar.toString(), "--properties", props.toString()));
+        Child c = Child.start("s3proxy", cmd,
                 dir.resolve("s3proxy.log"), Duration.ofSeconds(60), () -> Child.listening(port));
         return new S3Proxy(c, "http://127.0.0.1:" + port);
     }

@@ -266,7 +266,7 @@ public final class Main {
         }
         ArtifactScenarios.S3Proxy s3 = null;
         try {
-            s3 = ArtifactScenarios.startS3Proxy(jar, tmp);
+            s3 = ArtifactScenarios.startS3Proxy(jar, tmp, o.quick());
             List<String> args = List.of("--artifacts.provider=s3", "--artifacts.s3.endpoint=" + s3.endpoint(),
                     "--artifacts.s3.access-key=" + ArtifactScenarios.S3_IDENTITY,
                     "--artifacts.s3.secret-key=" + ArtifactScenarios.S3_CREDENTIAL);
