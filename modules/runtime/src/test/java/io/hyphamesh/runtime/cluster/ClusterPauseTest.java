@@ -116,9 +116,14 @@ class ClusterPauseTest {
             System.out.println(victim.id + " stopped with its commit (backend " + backend + ") inside a transaction on "
                     + "partition " + held + "; " + affected.size() + " load workspaces affected, pinned workspace "
                     + pinned);
-            Awaitility.await("the stopped server's session is idle in its transaction").atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(20))
-                    .until(() -> "idle in transaction".equals(backendState(cluster, backend).orElse("")));
+            try {
+                Awaitility.await("the stopped server's session is idle in its transaction").atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> "idle in transaction".equals(backendState(cluster, backend).orElse("")));
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("backend " + backend + " of " + victim.id + " never went idle in its"
+                        + " transaction; the cluster's sessions now:\n" + activity(cluster), e);
+            }
 
             // sent to the stopped server only: they sit in its socket until it resumes
             CompletableFuture<Long> pinnedAppend = pin.log("l").appendAsync(
@@ -274,6 +279,24 @@ class ClusterPauseTest {
                 return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
             }
         }
+    }
+
+    /** Every session of the cluster's database (for a failure's message): pid, server, state, wait, query. */
+    private static String activity(ClusterProcesses cluster) {
+        StringBuilder out = new StringBuilder();
+        try (Connection c = PostgresProcess.sharedOrSkip().connectUrl(cluster.dbUrl());
+             Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT pid, application_name, state, wait_event_type, wait_event,"
+                     + " left(query, 160) FROM pg_stat_activity WHERE datname = current_database() ORDER BY pid")) {
+            while (rs.next()) {
+                out.append("  ").append(rs.getLong(1)).append(' ').append(rs.getString(2)).append(" [")
+                        .append(rs.getString(3)).append("] ").append(rs.getString(4)).append('/')
+                        .append(rs.getString(5)).append(": ").append(rs.getString(6)).append('\n');
+            }
+        } catch (Exception e) {
+            out.append("  (pg_stat_activity not read: ").append(e).append(")\n");
+        }
+        return out.toString();
     }
 
     /** The state of a PostgreSQL backend, empty once it is gone. */
