@@ -65,10 +65,9 @@ final class ChildServer implements AutoCloseable {
 
     /** True when it is up; false when its port was taken before it could listen there. */
     private boolean boot() {
-        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, heap, "-XX:+ExitOnOutOfMemoryError"));
-        cmd.addAll(TestServer.CHILD_JVM);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
+        List<String> cmd = ChildJvm.command(heap);
+        cmd.add("-XX:+ExitOnOutOfMemoryError");
+        cmd.addAll(List.of(Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                 "--storage.shards=2"));
         long logStart;
         try {

@@ -196,7 +196,10 @@ class RealtimeTest {
         List<PresenceEvent> events = new CopyOnWriteArrayList<>();
         try (HyphaClient watcher = server.client(ws, "read", "watcher")) {
             watcher.presence().subscribe(events::add);
-            HyphaClient member = server.client(ws, "read_write", "member");
+            // beats every 150 ms against a stale-after of 600 ms: four a window, so a busy machine's late beat
+            // does not make it stale (the server's own suggestion is never below 1 s, past this test's 600 ms)
+            HyphaClient member = server.client(ws, "read_write", "member", ClientOptions.builder()
+                    .requestTimeout(T).heartbeat(Duration.ofMillis(150)).build());
             PresenceMember m = member.presence().set(Json.createObjectBuilder().add("status", "online").build(), T);
             assertEquals("present", m.state());
             Awaitility.await("join seen").atMost(T).until(() -> has(events, "join", "member"));

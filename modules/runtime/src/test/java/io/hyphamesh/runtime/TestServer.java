@@ -30,6 +30,7 @@ public final class TestServer implements AutoCloseable {
      * collector. A test's server lives seconds, so C2's compilations and G1's threads cost more CPU than
      * they ever pay back (a start to healthy: 8.6 s of CPU with the defaults, 4.8 s with these), and
      * the tests share 2 cores. What the server does is the same; how fast it is, is the bench's business.
+     * {@link ChildJvm#command} puts them on a command line, with the JVM's AOT cache of a start.
      */
     public static final List<String> CHILD_JVM = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

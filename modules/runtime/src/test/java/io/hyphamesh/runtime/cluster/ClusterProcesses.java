@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import io.hyphamesh.api.JsonText;
+import io.hyphamesh.runtime.ChildJvm;
 import io.hyphamesh.runtime.Main;
 import io.hyphamesh.runtime.TestServer;
 import io.hyphamesh.testing.PostgresProcess;
@@ -79,10 +80,9 @@ final class ClusterProcesses implements AutoCloseable {
 
         /** Starts (or restarts, on the same port) and waits until it is healthy. */
         void start() {
-            String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx384m", "-XX:+ExitOnOutOfMemoryError"));
-            cmd.addAll(TestServer.CHILD_JVM);
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(),
+            List<String> cmd = ChildJvm.command("-Xmx384m");
+            cmd.add("-XX:+ExitOnOutOfMemoryError");
+            cmd.addAll(List.of(Main.class.getName(),
                     "--port=" + port, "--host=127.0.0.1", "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                     "--storage.url=" + dbUrl, "--storage.user=" + PostgresProcess.USER, "--storage.committers=2",
                     "--storage.read-connections=2", "--cluster.partitions=" + partitions,

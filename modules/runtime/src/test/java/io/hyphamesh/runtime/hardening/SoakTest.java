@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.hyphamesh.runtime.ChildJvm;
 import io.hyphamesh.runtime.Main;
 import io.hyphamesh.runtime.TestServer;
 import jakarta.json.Json;
@@ -330,10 +331,8 @@ class SoakTest {
 
     private void startChild() throws Exception {
         port = TestServer.freePort();
-        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx384m"));
-        cmd.addAll(TestServer.CHILD_JVM);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--port=" + port,
+        List<String> cmd = ChildJvm.command("-Xmx384m");
+        cmd.addAll(List.of(Main.class.getName(), "--port=" + port,
                 "--data-dir=" + dir.resolve("data"), "--root-token=" + TestServer.ROOT, "--storage.shards=2"));
         child = new ProcessBuilder(cmd)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.hyphamesh.runtime.ChildJvm;
 import io.hyphamesh.runtime.HyphaServer;
 import io.hyphamesh.runtime.Main;
 import io.hyphamesh.runtime.TestServer;
@@ -91,10 +92,9 @@ class StartupTest {
     }
 
     private static Child child(List<String> args, String... env) throws IOException, InterruptedException {
-        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx128m"));
-        cmd.addAll(TestServer.CHILD_JVM);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        // what a start prints is asserted line by line: no AOT cache, whose use the JVM may report
+        List<String> cmd = ChildJvm.command("-Xmx128m", false);
+        cmd.add(Main.class.getName());
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         for (int i = 0; i + 1 < env.length; i += 2) {
