@@ -74,6 +74,8 @@ final class ClusterProcesses implements AutoCloseable {
             return URI.create("http://127.0.0.1:" + port + "/v1/workspaces/" + ws);
         }
 
+        private long startMillis;
+
         boolean alive() {
             return process != null && process.isAlive();
         }
@@ -96,6 +98,7 @@ final class ClusterProcesses implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
+            long launched = System.nanoTime();
             Awaitility.await(id + " healthy").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
                     .ignoreExceptions().until(() -> {
                         if (!process.isAlive()) {
@@ -104,6 +107,12 @@ final class ClusterProcesses implements AutoCloseable {
                         return HTTP.send(HttpRequest.newBuilder(URI.create(url() + "/observe/health")).build(),
                                 HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
                     });
+            startMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched);
+        }
+
+        /** How long the last {@link #start()} took from launch to a healthy {@code /observe/health}. */
+        long startMillis() {
+            return startMillis;
         }
 
         /** SIGKILL: no shutdown hook, no hand-over. */

@@ -58,7 +58,8 @@ class ClusterRollingRestartTest {
                 cluster.awaitEveryPartitionOwned(Duration.ofSeconds(60));
                 System.out.println("restart of " + n.id + ": SIGTERM to exit " + stopMs + " ms, its " + moved.size()
                         + " workspaces acknowledged elsewhere " + TimeUnit.NANOSECONDS.toMillis(worst)
-                        + " ms after SIGTERM at worst; back and every partition owned after "
+                        + " ms after SIGTERM at worst; healthy again after " + n.startMillis()
+                        + " ms, and every partition owned after "
                         + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - starting) + " ms");
             }
             // the last one back gets its share, under load
