@@ -36,6 +36,8 @@ public final class TestServer implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final Path dataDir;
+    /** The data directory was made for this server ({@link #start}): {@link #close} deletes it. */
+    private boolean ownsDataDir;
     private final Map<String, String> overrides;
     private HyphaServer server;
     private int port;
@@ -52,6 +54,7 @@ public final class TestServer implements AutoCloseable {
     public static TestServer start(Map<String, String> overrides) {
         try {
             TestServer t = new TestServer(Files.createTempDirectory("hypha-test"), overrides);
+            t.ownsDataDir = true;
             t.bootOnFreePort();
             return t;
         } catch (IOException e) {
@@ -226,5 +229,15 @@ public final class TestServer implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        if (ownsDataDir) {
+            // several MB of Derby a server: a full test run would leave hundreds behind in /tmp
+            try (java.util.stream.Stream<Path> files = Files.walk(dataDir)) {
+                for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(f);
+                }
+            } catch (IOException | UncheckedIOException e) {
+                System.err.println("deleting the test server's data directory " + dataDir + ": " + e);
+            }
+        }
     }
 }

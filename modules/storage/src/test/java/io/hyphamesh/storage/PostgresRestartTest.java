@@ -62,7 +62,7 @@ class PostgresRestartTest {
                 assertEquals(io.hyphamesh.api.ErrorCode.UNAVAILABLE, refused.code());
             }
         } finally {
-            pg.close();
+            pg.closeAndDelete();
         }
     }
 

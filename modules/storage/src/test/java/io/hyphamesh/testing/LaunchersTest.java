@@ -54,7 +54,7 @@ class LaunchersTest {
             assertEquals(0, Scripts.run("postgres.sh", 60, "status", "--dir", dir.toString()).exit());
             assertTrue(Files.readString(dir.resolve("postgres.env")).contains("port=" + pg.port()));
         } finally {
-            pg.close();
+            pg.closeAndDelete();
         }
         assertNotEquals(0, Scripts.run("postgres.sh", 60, "status", "--dir", dir.toString()).exit());
         // pg_ctl returns once the pid file is gone; the postmaster's exit follows a moment later

@@ -63,7 +63,7 @@ public final class PostgresProcess implements AutoCloseable {
                 Path dir = Files.createTempDirectory("hypha-pg");
                 shared = start(dir);
                 PostgresProcess s = shared;
-                Runtime.getRuntime().addShutdownHook(new Thread(s::close, "hypha-pg-stop"));
+                Runtime.getRuntime().addShutdownHook(new Thread(s::closeAndDelete, "hypha-pg-stop"));
             } catch (IOException | RuntimeException e) {
                 unavailable = e.getMessage();
             }
@@ -132,6 +132,21 @@ public final class PostgresProcess implements AutoCloseable {
         Properties p = new Properties();
         p.setProperty("user", USER);
         return DriverManager.getConnection(url, p);
+    }
+
+    /**
+     * Stops the server and deletes its directory: a test's cluster is 300-500 MB on disk, and a run of
+     * every test starts several (they piled up to tens of GB in /tmp when left behind).
+     */
+    public void closeAndDelete() {
+        close();
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            System.err.println("deleting PostgreSQL's directory " + dir + ": " + e.getMessage());
+        }
     }
 
     /** Stops the server (fast shutdown). */
