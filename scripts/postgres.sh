@@ -90,9 +90,13 @@ case "$cmd" in
             # superuser without password on loopback; any other role with a SCRAM password
             as_pg sh -c "printf 'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n' > '$data/pg_hba.conf'"
           fi
+          # a random port below the kernel's ephemeral range (32768 on Linux), so that a restart on the
+          # same port does not find it taken by some process's outgoing connection
+          low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+          [ "$low" -gt 21000 ] 2>/dev/null || low=32768
           tries=0
           while :; do
-            p=${port:-$((20000 + RANDOM % 30000))}
+            p=${port:-$((20000 + RANDOM % (low - 20000)))}
             if port_free "$p" && as_pg "$bin/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
                 -o "-p $p -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null 2>&1; then
               break

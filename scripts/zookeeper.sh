@@ -81,14 +81,20 @@ case "$cmd" in
         lib=$(lib_dir)
         if ! pid=$(our_pid); then
           mkdir -p "$dir/data"
-          tries=0
-          while :; do
-            p=${port:-$((20000 + RANDOM % 30000))}
-            if port_free "$p"; then break; fi
-            tries=$((tries + 1)); [ -z "$port" ] && [ $tries -lt 20 ] || die "port $p is taken"
-          done
-          port=$p
-          cat > "$dir/zoo.cfg" <<CFG
+          # a random port below the kernel's ephemeral range (it starts at 32768 on Linux): one in that
+          # range may become some process's outgoing connection between this check and ZooKeeper's bind
+          low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+          [ "$low" -gt 21000 ] 2>/dev/null || low=32768
+          fixed=$port
+          for launch in 1 2 3; do
+            tries=0
+            while :; do
+              p=${fixed:-$((20000 + RANDOM % (low - 20000)))}
+              if port_free "$p"; then break; fi
+              tries=$((tries + 1)); [ -z "$fixed" ] && [ $tries -lt 20 ] || die "port $p is taken"
+            done
+            port=$p
+            cat > "$dir/zoo.cfg" <<CFG
 tickTime=$tick
 minSessionTimeout=1000
 maxSessionTimeout=60000
@@ -99,18 +105,25 @@ admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,stat,mntr
 maxClientCnxns=0
 CFG
-          nohup "$(java_bin)" -Xmx256m -cp "$lib/*" -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-            -Dzookeeper.jmx.log4j.disable=true org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
-            > "$dir/zookeeper.log" 2>&1 < /dev/null &
-          pid=$!
-          echo "$pid" > "$dir/zookeeper.pid"
-          ok=""
-          for _ in $(seq 60); do
-            kill -0 "$pid" 2>/dev/null || die "ZooKeeper exited at start (see $dir/zookeeper.log)"
-            if ! port_free "$port" && serves "$lib" "$port"; then ok=1; break; fi
-            sleep 0.5
+            nohup "$(java_bin)" -Xmx256m -cp "$lib/*" -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
+              -Dzookeeper.jmx.log4j.disable=true org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
+              > "$dir/zookeeper.log" 2>&1 < /dev/null &
+            pid=$!
+            echo "$pid" > "$dir/zookeeper.pid"
+            ok=""; lost=""
+            for _ in $(seq 60); do
+              if ! kill -0 "$pid" 2>/dev/null; then
+                # its port was taken between the check and the bind: another port (unless one was asked for)
+                if [ -z "$fixed" ] && [ "$launch" -lt 3 ] && grep -q 'Address already in use' "$dir/zookeeper.log"; then lost=1; break; fi
+                die "ZooKeeper exited at start (see $dir/zookeeper.log)"
+              fi
+              if ! port_free "$port" && serves "$lib" "$port"; then ok=1; break; fi
+              sleep 0.5
+            done
+            [ -n "$lost" ] && continue
+            [ -n "$ok" ] || { kill -KILL "$pid" 2>/dev/null || true; die "ZooKeeper did not serve requests within 30 s (see $dir/zookeeper.log)"; }
+            break
           done
-          [ -n "$ok" ] || { kill -KILL "$pid" 2>/dev/null || true; die "ZooKeeper did not serve requests within 30 s (see $dir/zookeeper.log)"; }
         fi
         port=$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")
         {

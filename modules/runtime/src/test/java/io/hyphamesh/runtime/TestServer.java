@@ -16,6 +16,7 @@ import java.util.UUID;
 import io.hyphamesh.client.ClientOptions;
 import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.runtime.config.HyphaConfig;
+import io.hyphamesh.testing.TempDirs;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 
@@ -231,13 +232,7 @@ public final class TestServer implements AutoCloseable {
         server.close();
         if (ownsDataDir) {
             // several MB of Derby a server: a full test run would leave hundreds behind in /tmp
-            try (java.util.stream.Stream<Path> files = Files.walk(dataDir)) {
-                for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(f);
-                }
-            } catch (IOException | UncheckedIOException e) {
-                System.err.println("deleting the test server's data directory " + dataDir + ": " + e);
-            }
+            TempDirs.delete(dataDir);
         }
     }
 }

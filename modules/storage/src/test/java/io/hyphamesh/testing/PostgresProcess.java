@@ -140,13 +140,7 @@ public final class PostgresProcess implements AutoCloseable {
      */
     public void closeAndDelete() {
         close();
-        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(f);
-            }
-        } catch (IOException | java.io.UncheckedIOException e) {
-            System.err.println("deleting PostgreSQL's directory " + dir + ": " + e.getMessage());
-        }
+        TempDirs.delete(dir);
     }
 
     /** Stops the server (fast shutdown). */
