@@ -22,6 +22,7 @@ public final class ClientOptions {
     private final boolean waitForReconnect;
     private final int logCredit;
     private final Duration heartbeat;
+    private final boolean virtualReader;
 
     private ClientOptions(Builder b) {
         this.connectTimeout = b.connectTimeout;
@@ -32,6 +33,7 @@ public final class ClientOptions {
         this.waitForReconnect = b.waitForReconnect;
         this.logCredit = b.logCredit;
         this.heartbeat = b.heartbeat;
+        this.virtualReader = b.virtualReader;
     }
 
     /**
@@ -126,6 +128,15 @@ public final class ClientOptions {
         return heartbeat;
     }
 
+    /**
+     * Whether each socket's reader is a virtual thread instead of a platform thread.
+     *
+     * @return false by default
+     */
+    public boolean virtualReader() {
+        return virtualReader;
+    }
+
     /** Builder of {@link ClientOptions}. Not thread-safe. */
     public static final class Builder {
         private Duration connectTimeout = Duration.ofSeconds(10);
@@ -136,6 +147,7 @@ public final class ClientOptions {
         private boolean waitForReconnect;
         private int logCredit = 1000;
         private Duration heartbeat = Duration.ZERO;
+        private boolean virtualReader;
 
         private Builder() {
         }
@@ -233,6 +245,22 @@ public final class ClientOptions {
                 throw new IllegalArgumentException("heartbeat must not be negative: " + d);
             }
             this.heartbeat = d;
+            return this;
+        }
+
+        /**
+         * Sets what kind of thread reads each socket. By default it is a platform (daemon) thread,
+         * which the kernel wakes directly when an answer arrives: a round trip costs less CPU and
+         * latency than with a virtual thread, which the JDK's poller must wake and schedule on a
+         * carrier first (rpc.noop.serial p50 0.17 -> 0.13 ms on the bench machine). Each platform
+         * thread reserves its stack (1 MiB of address space by default, committed as used): an app
+         * that keeps thousands of clients open in one JVM sets this to true.
+         *
+         * @param on true for a virtual thread per socket; false (the default) for a platform thread
+         * @return this builder
+         */
+        public Builder virtualReader(boolean on) {
+            this.virtualReader = on;
             return this;
         }
 

@@ -121,7 +121,7 @@ final class Connector implements Link.Owner {
         Endpoint at = first;
         long waitMillis = options.connectTimeout().toMillis() + 1000;
         for (int hops = 0; ; hops++) {
-            Link l = Link.open(at, token, options.connectTimeout(), this);
+            Link l = Link.open(at, token, options.connectTimeout(), options.virtualReader(), this);
             try {
                 hello = l.hello().get(waitMillis, TimeUnit.MILLISECONDS);
                 return l;

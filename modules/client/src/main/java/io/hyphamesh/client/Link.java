@@ -124,9 +124,12 @@ final class Link {
      * Opens a socket to {@code endpoint}; the future completes with the server's hello, or fails
      * with a {@link HyphaException} that names the address ({@link MovedException} for "moved").
      */
-    static Link open(Endpoint endpoint, String token, Duration connectTimeout, Owner owner) {
+    static Link open(Endpoint endpoint, String token, Duration connectTimeout, boolean virtualReader, Owner owner) {
         Link link = new Link(endpoint, owner, token, connectTimeout);
-        link.reader = Thread.ofVirtual().name("hypha-link-reader").start(link::run);
+        // a platform reader is woken by the kernel itself; a virtual one by the JDK's poller, then
+        // scheduled on a carrier: one wake-up more per answer (ClientOptions.virtualReader)
+        Thread.Builder reader = virtualReader ? Thread.ofVirtual() : Thread.ofPlatform().daemon(true);
+        link.reader = reader.name("hypha-link-reader " + endpoint.socket().getRawAuthority()).start(link::run);
         return link;
     }
 

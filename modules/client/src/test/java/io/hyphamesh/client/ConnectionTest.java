@@ -1,6 +1,7 @@
 package io.hyphamesh.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -103,6 +104,37 @@ class ConnectionTest {
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
+        }
+    }
+
+    /** Live platform threads reading a socket to {@code s} (a virtual thread is not among them). */
+    private static long platformReaders(StandInServer s) {
+        String name = "hypha-link-reader 127.0.0.1:" + s.port();
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().equals(name)).count();
+    }
+
+    @Test
+    void aSocketIsReadByAPlatformThreadThatEndsWithTheClientOrByAVirtualOneWhenAsked() throws Exception {
+        Responder responder = new Responder();
+        try (StandInServer s = StandInServer.start(p -> {
+            p.hello(WS, "c");
+            responder.serve(p);
+        })) {
+            assertFalse(ClientOptions.defaults().virtualReader());
+            HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast());
+            assertEquals(1L, c.log("l").append(JsonText.parse("1")));
+            assertEquals(1, platformReaders(s), "the default reader is a platform thread, named after the server");
+            assertTrue(Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("hypha-link-reader ")).allMatch(Thread::isDaemon),
+                    "a reader never keeps the JVM alive");
+            c.close();
+            Awaitility.await("the reader ended with its client").atMost(T).until(() -> platformReaders(s) == 0);
+
+            try (HyphaClient v = HyphaClient.connect(s.workspace(WS), "t", ClientOptions.builder()
+                    .requestTimeout(T).virtualReader(true).build())) {
+                assertEquals(2L, v.log("l").append(JsonText.parse("2")));
+                assertEquals(0, platformReaders(s), "asked for: a virtual reader");
+            }
         }
     }
 
