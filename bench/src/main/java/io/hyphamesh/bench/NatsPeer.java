@@ -184,29 +184,13 @@ final class NatsPeer {
             cs.add(c);
             kvs.add(c.keyValue("bench"));
         }
-        AtomicLong conflicts = new AtomicLong();
-        AtomicLong requests = new AtomicLong();
-        AtomicLong commits = new AtomicLong();
         try {
-            Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, HyphaScenarios.CAS_COMMITS, Duration.ofSeconds(120),
-                    (w, i) -> {
-                        KeyValue kv = kvs.get(w);
-                        while (true) {
-                            KeyValueEntry e = kv.get("counter");
-                            long value = Long.parseLong(new String(e.getValue(), StandardCharsets.UTF_8));
-                            requests.incrementAndGet();
-                            try {
-                                kv.update("counter", Long.toString(value + 1).getBytes(StandardCharsets.UTF_8), e.getRevision());
-                                commits.incrementAndGet();
-                                return;
-                            } catch (JetStreamApiException x) {
-                                if (x.getApiErrorCode() != 10071) {
-                                    throw x;
-                                }
-                                conflicts.incrementAndGet();
-                            }
-                        }
-                    });
+            kv0.put("counter-warm", "0".getBytes(StandardCharsets.UTF_8));
+            casRace(kvs, "counter-warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
+            AtomicLong conflicts = new AtomicLong();
+            AtomicLong requests = new AtomicLong();
+            AtomicLong commits = new AtomicLong();
+            Load.Measured m = casRace(kvs, "counter", conflicts, requests, commits);
             long fin = Long.parseLong(new String(kv0.get("counter").getValue(), StandardCharsets.UTF_8));
             long k = commits.get();
             return Row.of("doc.cas.contended", SYSTEM, m).put("commits", k).put("conflicts", conflicts.get())
@@ -215,12 +199,34 @@ final class NatsPeer {
                     .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
                     .note(HyphaScenarios.CONTENDERS + " connections: KV get, then update with the expected revision;"
                             + " a conflict (10071 wrong last sequence) carries no value, so the retry gets again")
-                    .note(DURABLE).note(ver).note("no warm-up");
+                    .note(DURABLE).note(ver).note(HyphaScenarios.CONTENDED_WARMUP);
         } finally {
             for (Connection c : cs) {
                 c.close();
             }
         }
+    }
+
+    private static Load.Measured casRace(List<KeyValue> kvs, String key, AtomicLong conflicts, AtomicLong requests,
+                                         AtomicLong commits) {
+        return Load.threads(HyphaScenarios.CONTENDERS, HyphaScenarios.CAS_COMMITS, Duration.ofSeconds(120), (w, i) -> {
+            KeyValue kv = kvs.get(w);
+            while (true) {
+                KeyValueEntry e = kv.get(key);
+                long value = Long.parseLong(new String(e.getValue(), StandardCharsets.UTF_8));
+                requests.incrementAndGet();
+                try {
+                    kv.update(key, Long.toString(value + 1).getBytes(StandardCharsets.UTF_8), e.getRevision());
+                    commits.incrementAndGet();
+                    return;
+                } catch (JetStreamApiException x) {
+                    if (x.getApiErrorCode() != 10071) {
+                        throw x;
+                    }
+                    conflicts.incrementAndGet();
+                }
+            }
+        });
     }
 
     static void skip(Run run, String why) {

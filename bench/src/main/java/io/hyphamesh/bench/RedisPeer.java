@@ -96,6 +96,9 @@ final class RedisPeer {
             run.scenario("doc.cas.contended", SYSTEM, HyphaScenarios.CAS_COMMITS, null, () -> casContended(pool, sha, ver));
             run.scenario("doc.incr.contended", SYSTEM, HyphaScenarios.incrTotal(o), null, () -> {
                 long total = HyphaScenarios.incrTotal(o);
+                j0.del("bench:incr:warm");
+                Load.threads(HyphaScenarios.CONTENDERS, total, Duration.ofSeconds(120),
+                        (w, i) -> pool.get(w).incrBy("bench:incr:warm", 1));
                 j0.del("bench:incr");
                 Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, total, Duration.ofSeconds(120),
                         (w, i) -> pool.get(w).incrBy("bench:incr", 1));
@@ -103,7 +106,7 @@ final class RedisPeer {
                 return Row.of("doc.incr.contended", SYSTEM, m).put("commits", m.ok()).put("conflicts", 0L)
                         .put("final_value", fin).put("final_exact", fin == m.ok() && m.ok() == total)
                         .note("INCRBY 1 from " + HyphaScenarios.CONTENDERS + " connections, one in flight each")
-                        .note(DURABLE).note(ver).note("no warm-up");
+                        .note(DURABLE).note(ver).note(HyphaScenarios.CONTENDED_WARMUP);
             });
             run.scenario("doc.incr.spread", SYSTEM, o.maxOps(), null, () -> incrSpread(run, pool, ver));
             for (Jedis j : pool) {
@@ -157,19 +160,34 @@ final class RedisPeer {
     }
 
     private static Row casContended(List<Jedis> pool, String sha, String ver) {
-        pool.get(0).del("bench:counter");
-        pool.get(0).hset("bench:counter", Map.of("v", "1", "d", "0"));
+        casRace(pool, sha, "bench:counter:warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
         AtomicLong conflicts = new AtomicLong();
         AtomicLong requests = new AtomicLong();
         AtomicLong commits = new AtomicLong();
-        Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, HyphaScenarios.CAS_COMMITS, Duration.ofSeconds(120), (w, i) -> {
+        Load.Measured m = casRace(pool, sha, "bench:counter", conflicts, requests, commits);
+        long fin = Long.parseLong(pool.get(0).hget("bench:counter", "d"));
+        long k = commits.get();
+        return Row.of("doc.cas.contended", SYSTEM, m).put("commits", k).put("conflicts", conflicts.get())
+                .put("conflict_rate", requests.get() == 0 ? 0.0 : conflicts.get() / (double) requests.get())
+                .put("cas_requests", requests.get()).put("final_value", fin)
+                .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
+                .note(HyphaScenarios.CONTENDERS + " connections, HMGET then the CAS script; a conflict answers the current"
+                        + " version and value, used for the retry (as ours)").note(DURABLE).note(ver)
+                .note(HyphaScenarios.CONTENDED_WARMUP);
+    }
+
+    private static Load.Measured casRace(List<Jedis> pool, String sha, String key, AtomicLong conflicts,
+                                         AtomicLong requests, AtomicLong commits) {
+        pool.get(0).del(key);
+        pool.get(0).hset(key, Map.of("v", "1", "d", "0"));
+        return Load.threads(HyphaScenarios.CONTENDERS, HyphaScenarios.CAS_COMMITS, Duration.ofSeconds(120), (w, i) -> {
             Jedis j = pool.get(w);
-            List<String> cur = j.hmget("bench:counter", "v", "d");
+            List<String> cur = j.hmget(key, "v", "d");
             long version = Long.parseLong(cur.get(0));
             long value = Long.parseLong(cur.get(1));
             while (true) {
                 requests.incrementAndGet();
-                List<?> r = (List<?>) j.evalsha(sha, List.of("bench:counter"),
+                List<?> r = (List<?>) j.evalsha(sha, List.of(key),
                         List.of(Long.toString(version), Long.toString(value + 1)));
                 long nv = (Long) r.get(0);
                 if (nv > 0) {
@@ -181,14 +199,6 @@ final class RedisPeer {
                 value = Long.parseLong((String) r.get(1));
             }
         });
-        long fin = Long.parseLong(pool.get(0).hget("bench:counter", "d"));
-        long k = commits.get();
-        return Row.of("doc.cas.contended", SYSTEM, m).put("commits", k).put("conflicts", conflicts.get())
-                .put("conflict_rate", requests.get() == 0 ? 0.0 : conflicts.get() / (double) requests.get())
-                .put("cas_requests", requests.get()).put("final_value", fin)
-                .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
-                .note(HyphaScenarios.CONTENDERS + " connections, HMGET then the CAS script; a conflict answers the current"
-                        + " version and value, used for the retry (as ours)").note(DURABLE).note(ver).note("no warm-up");
     }
 
     /** INCRBY over 1,000 keys from 16 connections, operation i on key i mod 1,000 (as ours). */
