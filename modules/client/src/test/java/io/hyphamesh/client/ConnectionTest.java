@@ -87,6 +87,14 @@ class ConnectionTest {
         }
     }
 
+    /** A stand-in server that says hello on every socket and answers with {@code responder}. */
+    private static StandInServer answering(Responder responder) throws IOException {
+        return StandInServer.start(p -> {
+            p.hello(WS, "c");
+            responder.serve(p);
+        });
+    }
+
     private static ClientOptions fast() {
         return ClientOptions.builder().reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).requestTimeout(T)
                 .build();
@@ -115,11 +123,7 @@ class ConnectionTest {
 
     @Test
     void aSocketIsReadByAPlatformThreadThatEndsWithTheClientOrByAVirtualOneWhenAsked() throws Exception {
-        Responder responder = new Responder();
-        try (StandInServer s = StandInServer.start(p -> {
-            p.hello(WS, "c");
-            responder.serve(p);
-        })) {
+        try (StandInServer s = answering(new Responder())) {
             assertFalse(ClientOptions.defaults().virtualReader());
             HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast());
             assertEquals(1L, c.log("l").append(JsonText.parse("1")));
@@ -254,11 +258,7 @@ class ConnectionTest {
 
     @Test
     void movedBeforeTheHelloIsFollowedToTheOwner() throws Exception {
-        Responder owner = new Responder();
-        try (StandInServer b = StandInServer.start(p -> {
-            p.hello(WS, "c");
-            owner.serve(p);
-        }); StandInServer a = StandInServer.start(p -> p.close(4307, b.base()))) {
+        try (StandInServer b = answering(new Responder()); StandInServer a = StandInServer.start(p -> p.close(4307, b.base()))) {
             try (HyphaClient c = HyphaClient.connect(a.workspace(WS), "t", fast())) {
                 assertEquals(URI.create(b.base()), c.server());
                 assertEquals(1L, c.log("l").append(JsonText.parse("1")));
@@ -272,10 +272,7 @@ class ConnectionTest {
         Responder first = new Responder();
         Responder second = new Responder();
         List<StandInServer.Peer> firstPeers = new CopyOnWriteArrayList<>();
-        try (StandInServer c2 = StandInServer.start(p -> {
-            p.hello(WS, "c");
-            second.serve(p);
-        }); StandInServer c1 = StandInServer.start(p -> {
+        try (StandInServer c2 = answering(second); StandInServer c1 = StandInServer.start(p -> {
             firstPeers.add(p);
             p.hello(WS, "c");
             first.serve(p);
