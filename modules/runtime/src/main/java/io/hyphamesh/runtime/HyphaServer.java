@@ -101,9 +101,11 @@ public final class HyphaServer implements AutoCloseable {
 
     /** The wiring after the lock; what it opens goes on {@code undo}, closed in reverse if it fails. */
     private static HyphaServer startLocked(HyphaConfig config, Path dataDir, DataDirLock lock, Deque<AutoCloseable> undo) {
+        long t0 = System.nanoTime();
         CompletableFuture<ArtifactStore> early = openArtifactsEarly(config, dataDir, undo);
         Optional<ClusterWiring> cluster = ClusterWiring.of(config);
         Storage storage = openStorage(config, dataDir, cluster);
+        long tStorage = System.nanoTime();
         undo.push(storage);
         int[] webPort = {config.intValue("port")};
         Metrics metrics = metrics(storage);
@@ -124,7 +126,9 @@ public final class HyphaServer implements AutoCloseable {
                 artifactRoutes, cluster, webPort), transport);
         host.start();
         undo.push(host::close);
+        long tWired = System.nanoTime();
         web.start();
+        long tListening = System.nanoTime();
         undo.push(web::stop);
         if (!web.isRunning() || web.port() < 0) {
             // Helidon logs a failed bind and returns; a server that does not listen must not run
@@ -139,13 +143,21 @@ public final class HyphaServer implements AutoCloseable {
         if (early == null) {
             undo.push(artifacts);
         }
+        long tBlobs = System.nanoTime();
         ArtifactJanitor janitor = ArtifactJanitor.start(artifacts);
         artifactRoutes.attach(artifacts, janitor::uploadOpened);
         HyphaServer server = new HyphaServer(config, storage, metrics, host, control, transport, web, artifacts,
                 janitor, cluster, lock);
         server.running = true;
         LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port() + " (data: " + dataDir + ")");
+        LOG.info(String.format(java.util.Locale.ROOT, "started in %d ms: storage %d ms, wiring %d ms, listener %d ms,"
+                        + " blob store ready %d ms after the listener",
+                ms(tBlobs - t0), ms(tStorage - t0), ms(tWired - tStorage), ms(tListening - tWired), ms(tBlobs - tListening)));
         return server;
+    }
+
+    private static long ms(long nanos) {
+        return nanos / 1_000_000;
     }
 
     /**

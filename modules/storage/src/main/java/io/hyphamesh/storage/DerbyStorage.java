@@ -38,6 +38,11 @@ final class DerbyStorage implements Storage {
     }
 
     static DerbyStorage open(StorageConfig config) {
+        return open(config, ShardTemplate.available());
+    }
+
+    /** {@code fromTemplate}: new shards are copies of the empty shard (else Derby creates them; tests). */
+    static DerbyStorage open(StorageConfig config, boolean fromTemplate) {
         Path dbDir = config.dataDir().resolve("db");
         try {
             Files.createDirectories(dbDir);
@@ -48,21 +53,16 @@ final class DerbyStorage implements Storage {
         removeSeedLeftovers(dbDir);
         configureDerby(config, dbDir);
         DerbyDialect dialect = new DerbyDialect();
-        // shards boot in parallel: each is a database of its own (create, migrate, open connections),
-        // and a server's start waits for the slowest, not the sum. Shard 0 goes first and alone: the
-        // first connection boots Derby's engine, and connections racing that boot fail ("no
-        // Authentication Service")
-        boolean creating = !Files.exists(dbDir.resolve("shard-0"));
+        // shards boot in parallel: each is a database of its own (copy or create, migrate, open
+        // connections), and a server's start waits for the slowest, not the sum. Shard 0 goes first
+        // and alone: the first connection boots Derby's engine, and connections racing that boot fail
+        // ("no Authentication Service")
         List<java.util.concurrent.CompletableFuture<Shard>> opening = new ArrayList<>();
-        opening.add(java.util.concurrent.CompletableFuture.completedFuture(
-                Shard.open(0, dbDir.resolve("shard-0"), dialect, config)));
-        if (creating) {
-            seedFromFirst(dialect, dbDir, count);
-        }
+        opening.add(java.util.concurrent.CompletableFuture.completedFuture(openOrCopy(0, dbDir, dialect, config, fromTemplate)));
         for (int i = 1; i < count; i++) {
             int index = i;
             opening.add(java.util.concurrent.CompletableFuture.supplyAsync(
-                    () -> Shard.open(index, dbDir.resolve("shard-" + index), dialect, config),
+                    () -> openOrCopy(index, dbDir, dialect, config, fromTemplate),
                     r -> Thread.ofVirtual().name("hypha-shard-open-" + index).start(r)));
         }
         List<Shard> shards = new ArrayList<>();
@@ -87,74 +87,24 @@ final class DerbyStorage implements Storage {
     }
 
     /**
-     * A new data directory's other shards start as copies of shard 0, just created and migrated
-     * and still empty: Derby creating a database and running the schema's DDL costs ~0.4 s of CPU a
-     * shard (system catalogs, every statement compiled to a class), a copy of the frozen first one
-     * ~20 ms and a boot. Derby's documented backup by copy (freeze, copy the directory, unfreeze);
-     * each copy goes to a temporary directory renamed into place, so a crash mid-copy leaves no
-     * half shard (a leftover {@code .seed-*} directory is removed, and a missing shard is created
-     * the ordinary way). Only on creation: a shard 0 that existed before holds data.
+     * Opens shard {@code index}; one that does not exist yet starts as a copy of the empty shard this
+     * build carries ({@link ShardTemplate}), or is created by Derby when the build has none.
      */
-    private static void seedFromFirst(DerbyDialect dialect, Path dbDir, int count) {
-        if (count < 2) {
-            return;
-        }
-        Path first = dbDir.resolve("shard-0");
-        try (Connection c = dialect.connectExisting(first)) {
-            try (Statement st = c.createStatement()) {
-                st.execute("CALL SYSCS_UTIL.SYSCS_FREEZE_DATABASE()");
-            }
+    private static Shard openOrCopy(int index, Path dbDir, DerbyDialect dialect, StorageConfig config,
+                                    boolean fromTemplate) {
+        Path dir = dbDir.resolve("shard-" + index);
+        if (fromTemplate && !Files.exists(dir)) {
             try {
-                for (int i = 1; i < count; i++) {
-                    Path target = dbDir.resolve("shard-" + i);
-                    if (!Files.exists(target)) {
-                        Path tmp = dbDir.resolve(".seed-" + i + "-" + System.nanoTime());
-                        copyTree(first, tmp);
-                        Files.move(tmp, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                    }
-                }
-                // durable before anything is written to them: a power loss must not leave a half copy
-                // behind a rename that survived
-                force(dbDir);
-            } finally {
-                try (Statement st = c.createStatement()) {
-                    st.execute("CALL SYSCS_UTIL.SYSCS_UNFREEZE_DATABASE()");
-                }
-            }
-        } catch (SQLException | IOException | RuntimeException e) {
-            // the shards not copied are created the ordinary way
-            LOG.log(Level.FINE, "shards not seeded from shard 0; creating them instead", e);
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (java.util.stream.Stream<Path> walk = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) walk::iterator) {
-                String name = p.getFileName().toString();
-                if (name.equals("db.lck") || name.equals("dbex.lck")) {
-                    continue; // shard 0's boot locks: the copy gets its own when it boots
-                }
-                Path q = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(q);
-                } else {
-                    Files.copy(p, q);
-                    force(q);
-                }
+                ShardTemplate.restore(dir);
+                // durable before anything is written to it: a power loss must not leave a shard
+                // behind a rename that survived without its files
+                ShardTemplate.force(dbDir);
+            } catch (IOException e) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot create shard " + index + " at " + dir
+                        + " from the empty shard: " + e.getMessage(), e);
             }
         }
-        try (java.util.stream.Stream<Path> dirs = Files.walk(to)) {
-            for (Path d : dirs.filter(Files::isDirectory).toList()) {
-                force(d);
-            }
-        }
-    }
-
-    /** fsync of a file or a directory (its entries), as Derby does for the files it creates. */
-    private static void force(Path p) throws IOException {
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(p, java.nio.file.StandardOpenOption.READ)) {
-            ch.force(true);
-        }
+        return Shard.open(index, dir, dialect, config);
     }
 
     /** Removes temporary copies a crash left behind while seeding shards. */
@@ -199,8 +149,31 @@ final class DerbyStorage implements Storage {
         setIfAbsent("derby.storage.logBufferSize", "1048576");
         setIfAbsent("derby.language.statementCacheSize", "500");
         setIfAbsent("derby.locks.waitTimeout", "30");
+        withoutJmx(dbDir);
         if (!config.durable()) {
             System.setProperty("derby.system.durability", "test");
+        }
+    }
+
+    /**
+     * Derby's engine registers MBeans by default, and its boot then starts the JVM's platform MBean
+     * server: ~300 ms of a cold start's CPU (measured: the engine's boot 360-560 ms with, 70-100 ms
+     * without), for beans nothing here reads. Derby takes a module override only from its
+     * application properties ({@code derby.properties} in {@code derby.system.home}, read once when
+     * the engine boots), so the data directory's {@code db/} is Derby's home and holds that one line.
+     * Failing to write it costs only the time.
+     */
+    private static void withoutJmx(Path dbDir) {
+        setIfAbsent("derby.system.home", dbDir.toAbsolutePath().toString());
+        Path file = dbDir.resolve("derby.properties");
+        String text = "# written by Hypha-Mesh at every start: Derby's management beans are not registered\n"
+                + "derby.module.mgmt.jmx=org.apache.derby.impl.services.jmxnone.NoManagementService\n";
+        try {
+            if (!Files.exists(file) || !Files.readString(file).equals(text)) {
+                Files.writeString(file, text);
+            }
+        } catch (IOException e) {
+            LOG.log(Level.FINE, "cannot write " + file + "; Derby registers its MBeans", e);
         }
     }
 

@@ -16,9 +16,11 @@ import io.hyphamesh.api.ObjectId;
 import org.junit.jupiter.api.Test;
 
 /**
- * A new data directory's shards beyond the first are copies of the first, just migrated: each must
- * still be a database of its own (what one shard stores is not in another), survive a reopen, and a
- * copy a crash left half-made must not stop a start.
+ * A new data directory's shards are copies of the empty shard the build carries ({@link
+ * ShardTemplate}): each must still be a database of its own (what one shard stores is not in
+ * another) at this build's schema, survive a reopen, and a copy a crash left half-made must not stop
+ * a start; a shard missing from an existing directory is made again, and without the template Derby
+ * creates the shards.
  */
 class DerbyShardSeedTest {
     private static final int SHARDS = 4;
@@ -61,6 +63,49 @@ class DerbyShardSeedTest {
                 assertEquals(2, storage.newObjectId(shard), "shard " + shard + " holds one object");
             }
         }
+    }
+
+    @Test
+    void theBuildCarriesTheEmptyShardAtThisSchema() throws Exception {
+        assertTrue(ShardTemplate.available(), "the build step (storage POM, process-classes) made " + ShardTemplate.RESOURCE);
+        Path dir = StorageFixture.tempDir();
+        ShardTemplate.restore(dir.resolve("shard"));
+        DerbyDialect dialect = new DerbyDialect();
+        try (java.sql.Connection c = dialect.connect(dir.resolve("shard"));
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT version FROM schema_version")) {
+            assertTrue(rs.next());
+            assertEquals(dialect.migrations().size(), rs.getInt(1), "the copy needs no migration");
+        } finally {
+            dialect.shutdown(dir.resolve("shard"));
+        }
+    }
+
+    @Test
+    void aShardMissingFromAnExistingDirectoryIsMadeAgainAndWithoutTheTemplateDerbyCreatesThem() throws Exception {
+        Path dir = StorageFixture.tempDir();
+        StorageConfig config = StorageConfig.builder().dataDir(dir).shards(2).build();
+        ObjectId oid = null;
+        try (Storage storage = DerbyStorage.open(config, false)) {
+            for (int i = 0; oid == null; i++) {
+                ObjectId candidate = ObjectId.log("w", "log" + i);
+                oid = storage.shardOf(candidate) == 0 ? candidate : null;
+            }
+            long id = storage.newObjectId(0);
+            storage.submit(0, WriteOwner.NONE, List.of(new Write.AppendEntries(id, StorageFixture.entries(1, 2)),
+                    new Write.PutObject(StorageFixture.logRow(id, oid, 2)))).get(30, TimeUnit.SECONDS);
+        }
+        // as a crash between two copies leaves it: shard 0 with data, shard 1 absent
+        try (Stream<Path> walk = Files.walk(dir.resolve("db/shard-1"))) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+        try (Storage storage = Storage.open(config)) {
+            assertEquals(2, storage.loadObject(oid).orElseThrow().lastSeq(), "shard 0 kept its data");
+            assertEquals(1, storage.newObjectId(1), "shard 1 is new and empty");
+        }
+        assertTrue(Files.isDirectory(dir.resolve("db/shard-1/seg0")));
     }
 
     @Test

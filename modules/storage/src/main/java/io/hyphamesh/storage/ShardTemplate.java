@@ -1,0 +1,129 @@
+package io.hyphamesh.storage;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URL;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import java.util.zip.ZipOutputStream;
+
+/**
+ * The empty shard: a Derby database just created and migrated to this build's schema, made once at
+ * build time ({@link #main}, run by the storage module's POM after compiling) and shipped in the jar
+ * as {@value #RESOURCE}. A new shard starts as a copy of it instead of being created: Derby creating
+ * a database (its system catalogs) and running the schema's DDL (every statement compiled to a class)
+ * cost ~1 s of CPU on a cold JVM, a copy ~100 files and an fsync each. It is Derby's documented
+ * backup by copy of a database shut down cleanly, restored once per shard, as {@code initdb}'s
+ * template is for PostgreSQL. The copy goes to a temporary directory renamed into place, so a crash
+ * mid-copy leaves no half shard (a leftover {@code .seed-*} directory is removed at the next start).
+ * The schema's migrations still run at every open: a template behind this build's schema would be
+ * brought forward like any old shard. Stateless.
+ */
+final class ShardTemplate {
+    static final String RESOURCE = "empty-shard.zip";
+
+    private ShardTemplate() {
+    }
+
+    /** True when this build carries the template (a build that skipped making it creates shards instead). */
+    static boolean available() {
+        return ShardTemplate.class.getResource(RESOURCE) != null;
+    }
+
+    /**
+     * Writes a copy of the empty shard to {@code target} (which must not exist), each file and
+     * directory fsynced before the rename that makes it visible; the caller fsyncs the parent.
+     */
+    static void restore(Path target) throws IOException {
+        URL url = ShardTemplate.class.getResource(RESOURCE);
+        if (url == null) {
+            throw new IOException("this build has no " + RESOURCE);
+        }
+        Path tmp = target.resolveSibling(".seed-" + target.getFileName() + "-" + System.nanoTime());
+        List<Path> dirs = new ArrayList<>();
+        dirs.add(Files.createDirectories(tmp));
+        try (InputStream in = url.openStream(); ZipInputStream zip = new ZipInputStream(in)) {
+            for (ZipEntry e; (e = zip.getNextEntry()) != null; ) {
+                Path file = tmp.resolve(e.getName()).normalize();
+                if (!file.startsWith(tmp) || e.isDirectory()) {
+                    continue;
+                }
+                if (!Files.isDirectory(file.getParent())) {
+                    dirs.add(Files.createDirectories(file.getParent()));
+                }
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    zip.transferTo(Channels.newOutputStream(ch));
+                    ch.force(true);
+                }
+            }
+        }
+        for (Path d : dirs) {
+            force(d);
+        }
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** fsync of a file or a directory (its entries). */
+    static void force(Path p) throws IOException {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+
+    /**
+     * Build step: creates an empty shard in a temporary directory, migrates it, shuts it down cleanly
+     * and writes its files to the zip {@code args[0]}.
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 1) {
+            throw new IllegalArgumentException("usage: ShardTemplate OUTPUT.zip");
+        }
+        Path out = Path.of(args[0]).toAbsolutePath();
+        Path work = Files.createTempDirectory("hypha-shard-template");
+        try {
+            System.setProperty("derby.stream.error.file", work.resolve("derby.log").toString());
+            Path db = work.resolve("shard");
+            DerbyDialect dialect = new DerbyDialect();
+            int version;
+            try (Connection c = dialect.connect(db)) {
+                version = Migrations.apply(c, dialect);
+            }
+            dialect.shutdown(db);
+            Files.createDirectories(out.getParent());
+            Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
+            try (OutputStream os = Files.newOutputStream(tmp); ZipOutputStream zip = new ZipOutputStream(os);
+                 Stream<Path> walk = Files.walk(db)) {
+                for (Path p : walk.filter(Files::isRegularFile).sorted().toList()) {
+                    String name = db.relativize(p).toString().replace('\\', '/');
+                    if (name.endsWith(".lck")) {
+                        continue; // boot locks: a copy takes its own when it boots
+                    }
+                    zip.putNextEntry(new ZipEntry(name));
+                    Files.copy(p, zip);
+                    zip.closeEntry();
+                }
+            }
+            Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            System.out.println("shard template (schema version " + version + "): " + out
+                    + " (" + Files.size(out) / 1024 + " KiB)");
+        } finally {
+            try (Stream<Path> walk = Files.walk(work)) {
+                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+}
