@@ -107,6 +107,16 @@ public final class Frame {
         return b.build(text, s);
     }
 
+    /**
+     * The end (exclusive) of the one JSON value that starts at {@code start} of {@code text}, checked
+     * as strictly as a frame; for readers of a known shape that take values out by position.
+     *
+     * @throws HyphaException {@code bad_request} when no valid value starts there
+     */
+    public static int valueEnd(String text, int start) {
+        return new FrameScanner(text).value(start, 1);
+    }
+
     /** Checks that {@code text} is exactly one valid JSON value (any type). */
     public static void validate(String text) {
         FrameScanner s = new FrameScanner(text);

@@ -146,7 +146,11 @@ final class LogHandle implements Log {
     }
 
     private static LogPage page(String ok, String cursor) {
-        // a page is parsed in one pass into a tree: bodies come out already parsed
+        // the server's own shape in one pass, bodies kept as text; anything else as a tree
+        LogPage fast = PageText.parse(ok, cursor);
+        if (fast != null) {
+            return fast;
+        }
         JsonObject o = Frame.parseValue(ok).asJsonObject();
         List<LogRecord> entries = new ArrayList<>();
         for (JsonValue v : o.getJsonArray("entries")) {
