@@ -41,6 +41,8 @@ final class HyphaScenarios {
     /** Docs of doc.incr.spread. */
     static final int SPREAD_DOCS = 1000;
     static final int PAGE = 1000;
+    /** Least pages of log.read.page's warm-up, on every system alike (see {@link Load#warmPages}). */
+    static final int READ_WARMUP_PAGES = 300;
     static final String DURABLE = "durable: acknowledged after the group commit's fsync (storage.durable=true)";
 
     private final Run run;
@@ -281,6 +283,10 @@ final class HyphaScenarios {
             return;
         }
         run.scenario("log.read.page", Row.US, n, api, () -> {
+            long warm = Load.warmPages(READ_WARMUP_PAGES, 1L, cursor -> {
+                LogPage p = log.read(cursor, PAGE, TIMEOUT);
+                return p.entries().isEmpty() || p.next().isEmpty() ? null : p.next().getAsLong();
+            });
             ConcurrentHistogram h = new ConcurrentHistogram(3);
             long read = 0;
             long pages = 0;
@@ -318,7 +324,7 @@ final class HyphaScenarios {
             return Row.of("log.read.page", Row.US).n(read).errors(errors).latency(h).throughput(read / secs)
                     .put("pages", pages).put("page_size", PAGE)
                     .note("throughput in entries/s; latencies are per page of " + PAGE + " (one request each, serial)")
-                    .note("single pass, no warm-up").note(fill).note(firstError);
+                    .note(Load.warmPagesNote(warm) + "; then one pass over the Log").note(fill).note(firstError);
         });
         run.scenario("log.replay", Row.US, n, api, () -> replay(log.name(), n, fill));
         c.close();

@@ -46,6 +46,41 @@ final class Load {
         return "warm-up of at least " + ops + " ops and " + warmupTime.toMillis() + " ms excluded";
     }
 
+    /** Reads one page at {@code cursor}; returns the next page's cursor, or null at the end. */
+    @FunctionalInterface
+    interface PageStep<C> {
+        C read(C cursor) throws Exception;
+    }
+
+    /**
+     * The warm-up of a serial page reader, recorded nowhere: pages from {@code first} (and from
+     * {@code first} again at the end) until at least {@code pages} pages and {@link #warmupTime}
+     * passed, as closed-loop scenarios warm up (the JIT of both sides); gives up after 10 failures,
+     * which the measured pass then meets. Returns the pages read.
+     */
+    static <C> long warmPages(int pages, C first, PageStep<C> step) {
+        long end = System.nanoTime() + warmupTime.toNanos();
+        long done = 0;
+        int failures = 0;
+        C cursor = first;
+        while ((done < pages || System.nanoTime() < end) && failures < 10) {
+            try {
+                C next = step.read(cursor);
+                cursor = next == null ? first : next;
+                done++;
+            } catch (Exception e) {
+                failures++;
+            }
+        }
+        return done;
+    }
+
+    /** The note of a row warmed by {@link #warmPages}. */
+    static String warmPagesNote(long pages) {
+        return "warm-up of " + pages + " pages (at least " + warmupTime.toMillis()
+                + " ms, from the start again at the end) excluded";
+    }
+
     /** One blocking operation; {@code i} counts from 0 within its phase. */
     @FunctionalInterface
     interface Op {
