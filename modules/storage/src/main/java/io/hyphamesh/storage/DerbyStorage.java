@@ -54,12 +54,12 @@ final class DerbyStorage implements Storage {
         configureDerby(config, dbDir);
         DerbyDialect dialect = new DerbyDialect();
         // shards boot in parallel: each is a database of its own (copy or create, migrate, open
-        // connections), and a server's start waits for the slowest, not the sum. Shard 0 goes first
-        // and alone: the first connection boots Derby's engine, and connections racing that boot fail
-        // ("no Authentication Service")
+        // connections), and a server's start waits for the slowest, not the sum. One connection to
+        // shard 0 goes first and alone: it boots Derby's engine, and connections racing that boot
+        // fail ("no Authentication Service")
+        bootEngine(dbDir, dialect, fromTemplate);
         List<java.util.concurrent.CompletableFuture<Shard>> opening = new ArrayList<>();
-        opening.add(java.util.concurrent.CompletableFuture.completedFuture(openOrCopy(0, dbDir, dialect, config, fromTemplate)));
-        for (int i = 1; i < count; i++) {
+        for (int i = 0; i < count; i++) {
             int index = i;
             opening.add(java.util.concurrent.CompletableFuture.supplyAsync(
                     () -> openOrCopy(index, dbDir, dialect, config, fromTemplate),
@@ -92,6 +92,23 @@ final class DerbyStorage implements Storage {
      */
     private static Shard openOrCopy(int index, Path dbDir, DerbyDialect dialect, StorageConfig config,
                                     boolean fromTemplate) {
+        copyIfMissing(index, dbDir, fromTemplate);
+        return Shard.open(index, dbDir.resolve("shard-" + index), dialect, config);
+    }
+
+    /** Boots Derby's engine (and shard 0) with one connection, closed at once; the database stays booted. */
+    private static void bootEngine(Path dbDir, DerbyDialect dialect, boolean fromTemplate) {
+        copyIfMissing(0, dbDir, fromTemplate);
+        Path dir = dbDir.resolve("shard-0");
+        try {
+            dialect.connect(dir).close();
+        } catch (SQLException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot open shard 0 at " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A shard that does not exist yet starts as a copy of the empty shard (when the build has one). */
+    private static void copyIfMissing(int index, Path dbDir, boolean fromTemplate) {
         Path dir = dbDir.resolve("shard-" + index);
         if (fromTemplate && !Files.exists(dir)) {
             try {
@@ -104,7 +121,6 @@ final class DerbyStorage implements Storage {
                         + " from the empty shard: " + e.getMessage(), e);
             }
         }
-        return Shard.open(index, dir, dialect, config);
     }
 
     /** Removes temporary copies a crash left behind while seeding shards. */

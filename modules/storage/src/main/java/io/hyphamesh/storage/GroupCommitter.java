@@ -198,6 +198,12 @@ final class GroupCommitter {
     }
 
     private void run() {
+        try {
+            writer.prepareIfNeeded();
+        } catch (SQLException e) {
+            // the first commit prepares again and meets the failure on its ordinary path
+            LOG.log(Level.FINE, name + ": statements not prepared yet", e);
+        }
         List<Submission> batch = new ArrayList<>();
         while (true) {
             try {
