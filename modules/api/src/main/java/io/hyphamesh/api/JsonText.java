@@ -60,7 +60,21 @@ public final class JsonText {
     /** Appends {@code s} as a quoted, escaped JSON string. */
     public static StringBuilder quote(StringBuilder b, String s) {
         b.append('"');
-        for (int i = 0, n = s.length(); i < n; i++) {
+        // most names and strings need no escape: appended whole, not a char at a time
+        int n = s.length();
+        int clean = 0;
+        while (clean < n) {
+            char c = s.charAt(clean);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                break;
+            }
+            clean++;
+        }
+        if (clean == n) {
+            return b.append(s).append('"');
+        }
+        b.append(s, 0, clean);
+        for (int i = clean; i < n; i++) {
             char c = s.charAt(i);
             switch (c) {
                 case '"' -> b.append("\\\"");

@@ -26,6 +26,17 @@ class JsonOutTest {
     }
 
     @Test
+    void stringsAreEscapedWhereverTheEscapeFallsAndCleanOnesComeOutWhole() {
+        String[] cases = {"", "plain", "\"start", "end\\", "mid\tdle", "\u0000\u001f", "é €\u2028 ok", "a\"b\\c\nd"};
+        String[] quoted = {"\"\"", "\"plain\"", "\"\\\"start\"", "\"end\\\\\"", "\"mid\\tdle\"",
+                "\"\\u0000\\u001f\"", "\"é €\u2028 ok\"", "\"a\\\"b\\\\c\\nd\""};
+        for (int i = 0; i < cases.length; i++) {
+            assertEquals(quoted[i], JsonText.quote(cases[i]), "case " + i);
+            assertEquals(cases[i], JsonText.parseObject("{\"k\":" + JsonText.quote(cases[i]) + "}").getString("k"));
+        }
+    }
+
+    @Test
     void endClosesWhatIsStillOpenAndArraysStartEmpty() {
         assertEquals("{\"a\":[{\"b\":[]}]}", JsonOut.object().beginArray("a").beginObject().beginArray("b").end());
         assertEquals("[1,\"x\",{}]", JsonOut.array(8).numElement(1).strElement("x").rawElement("{}").end());
