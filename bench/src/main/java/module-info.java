@@ -4,6 +4,7 @@ module io.hyphamesh.bench {
     requires io.hyphamesh.storage;
     requires io.hyphamesh.client;
     requires HdrHistogram;
+    requires java.management;
     requires java.sql;
     requires java.net.http;
     requires jakarta.json;

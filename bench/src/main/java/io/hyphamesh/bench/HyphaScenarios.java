@@ -61,11 +61,23 @@ final class HyphaScenarios {
         this.warm = Load.warmupNote(o.warmup());
     }
 
+    /** What the JVM warm-up did: for the run's config. */
+    record Warmup(long operations, double seconds, long serverJitMs, long clientJitMs, boolean settled) {
+    }
+
+    /** A JIT that compiled less than this in the last window (per JVM) counts as settled. */
+    static final long JIT_QUIET_MS = 100;
+    static final Duration JIT_WINDOW = Duration.ofSeconds(2);
+
     /**
-     * Warms both JVMs (JIT of client and server) with a mix of every operation for {@code d}, recorded
-     * nowhere, so that the first scenario is not measured on a cold JIT. Returns the operations run.
+     * Warms both JVMs (JIT of client and server) with a mix of every operation, recorded nowhere,
+     * so that the scenarios are not measured on a cold JIT: for at least {@code min}, then until
+     * neither JVM's compilers used more than {@link #JIT_QUIET_MS} in the last {@link #JIT_WINDOW}
+     * (the server's is read only when the harness started it), at most {@code max}. On this 2-core
+     * machine a fresh server's compilers were busy for ~50 s of the scenarios after an 8 s
+     * warm-up (18 s of CPU), most of the first scenarios' server CPU.
      */
-    long warmJvm(Duration d) throws Exception {
+    Warmup warmJvm(Duration min, Duration max) throws Exception {
         HyphaClient provider = ws.connect("bench-warm-provider");
         HyphaClient c = ws.connect("bench-warm");
         provider.register("warm", List.of("noop", "echo"),
@@ -74,9 +86,18 @@ final class HyphaScenarios {
         Log log = c.log("bench-warm");
         Doc doc = c.doc("bench-warm");
         Progress.begin("jvm warm-up", 0);
-        long end = System.nanoTime() + d.toNanos();
+        long pid = Run.currentServerPid();
+        long t0 = System.nanoTime();
+        long minEnd = t0 + min.toNanos();
+        long maxEnd = t0 + max.toNanos();
+        long server0 = JitActivity.serverNanos(pid);
+        long client0 = JitActivity.clientNanos();
+        long windowStart = t0;
+        long serverMark = server0;
+        long clientMark = client0;
+        boolean settled = false;
         long ops = 0;
-        for (long i = 0; System.nanoTime() < end; i++) {
+        for (long i = 0; System.nanoTime() < maxEnd; i++) {
             List<CompletableFuture<?>> burst = new ArrayList<>();
             for (int k = 0; k < 32; k++) {
                 burst.add(c.callAsync("warm", "noop", TIMEOUT));
@@ -101,12 +122,30 @@ final class HyphaScenarios {
             }
             ops += burst.size() + 5;
             Progress.add(burst.size() + 5);
+            long now = System.nanoTime();
+            if (now - windowStart >= JIT_WINDOW.toNanos()) {
+                long server = JitActivity.serverNanos(pid);
+                long client = JitActivity.clientNanos();
+                boolean quiet = (server < 0 || server - serverMark < JIT_QUIET_MS * 1_000_000L)
+                        && (client < 0 || client - clientMark < JIT_QUIET_MS * 1_000_000L);
+                windowStart = now;
+                serverMark = server;
+                clientMark = client;
+                if (quiet && now >= minEnd) {
+                    settled = true;
+                    break;
+                }
+            }
         }
         provider.close();
         c.close();
-        Progress.end(String.format(java.util.Locale.ROOT, "  jvm warm-up: %,d operations in %d s (not recorded)", ops,
-                d.toSeconds()));
-        return ops;
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long serverJit = server0 < 0 ? -1 : (JitActivity.serverNanos(pid) - server0) / 1_000_000L;
+        long clientJit = client0 < 0 ? -1 : (JitActivity.clientNanos() - client0) / 1_000_000L;
+        Progress.end(String.format(java.util.Locale.ROOT, "  jvm warm-up: %,d operations in %.0f s (not recorded);"
+                + " JIT: server %,d ms, harness %,d ms of compiling; %s", ops, seconds, serverJit, clientJit,
+                settled ? "both settled" : "stopped at the cap, still compiling"));
+        return new Warmup(ops, Row.round(seconds, 1), serverJit, clientJit, settled);
     }
 
     void rpc() throws Exception {

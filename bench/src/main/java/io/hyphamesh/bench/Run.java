@@ -69,6 +69,7 @@ final class Run {
         long pid = serverPid;
         long me = ProcessHandle.current().pid();
         long serverCpu0 = cpuNanos(pid);
+        long serverJit0 = JitActivity.serverNanos(pid);
         long clientCpu0 = cpuNanos(me);
         Progress.begin(name + (system.equals(Row.US) ? "" : " [" + system + "]"), total);
         Row row;
@@ -85,6 +86,11 @@ final class Run {
         // whole scenario, warm-up and setup included; the per-operation figures (measured phase only) come from Load
         if (serverCpu0 >= 0 && serverCpu1 >= 0) {
             row.put("server_cpu_ms", (serverCpu1 - serverCpu0) / 1e6);
+        }
+        long serverJit1 = JitActivity.serverNanos(pid);
+        if (serverJit0 >= 0 && serverJit1 >= 0) {
+            // the part of server_cpu_ms the server's JIT compilers used (a JVM still warming up)
+            row.put("server_jit_cpu_ms", (serverJit1 - serverJit0) / 1e6);
         }
         if (clientCpu0 >= 0 && clientCpu1 >= 0) {
             row.put("client_cpu_ms", (clientCpu1 - clientCpu0) / 1e6);
