@@ -244,10 +244,11 @@ function cpuTable(run) {
       const x = r && mine && r.server_cpu_us_per_op > 0 && mine.server_cpu_us_per_op != null ? ` <small>(ours ${esc(ratio(mine.server_cpu_us_per_op / r.server_cpu_us_per_op))})</small>` : '';
       return `<td>${td(r, 'server_cpu_us_per_op')}${x}</td><td>${td(r, 'client_cpu_us_per_op')}</td>`;
     }).join('');
-    return `<tr data-scenario="${esc(n)}"><th scope="row"><a href="scenarios.html#${esc(n)}">${esc(n)}</a></th><td>${td(mine, 'server_cpu_us_per_op')}</td><td>${td(mine, 'client_cpu_us_per_op')}</td>${peerCells}</tr>`;
+    const jit = mine?.server_jit_cpu_us_per_op > 0 ? `<br><small class="cpu-jit">of it JIT ${esc(cpu(mine.server_jit_cpu_us_per_op))}</small>` : '';
+    return `<tr data-scenario="${esc(n)}"><th scope="row"><a href="scenarios.html#${esc(n)}">${esc(n)}</a></th><td>${td(mine, 'server_cpu_us_per_op')}${jit}</td><td>${td(mine, 'client_cpu_us_per_op')}</td>${peerCells}</tr>`;
   }).join('\n');
   return `<h2 id="cpu">CPU per operation</h2>
-<p class="note">CPU time of the server process and of the load client over each measured phase, divided by the successful operations (µs per operation; lower is better). On 2 shared cores CPU per operation is throughput. For a peer, "ours ×" is our server's CPU ÷ the peer's.</p>
+<p class="note">CPU time of the server process and of the load client over each measured phase, divided by the successful operations (µs per operation; lower is better). On 2 shared cores CPU per operation is throughput. For a peer, "ours ×" is our server's CPU ÷ the peer's. "Of it JIT" is the part our server's JIT compiler threads used in the same phase: a JVM still compiling the paths the scenario runs.</p>
 <table class="cpu-table"><thead><tr><th>scenario</th><th>ours, server</th><th>ours, client</th>${peers.map((p) => `<th>${esc(systemLabel(p))}, server</th><th>${esc(systemLabel(p))}, client</th>`).join('')}</tr></thead><tbody>
 ${rows}
 </tbody></table>`;

@@ -103,9 +103,9 @@ final class Load {
      * @param firstError   the first failure, described
      */
     record Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError,
-                    long serverCpuNanos, long clientCpuNanos) {
+                    long serverCpuNanos, long clientCpuNanos, long serverJitNanos) {
         Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError) {
-            this(histogram, attempts, errors, elapsedNanos, firstError, -1, -1);
+            this(histogram, attempts, errors, elapsedNanos, firstError, -1, -1, -1);
         }
 
         long ok() {
@@ -122,12 +122,14 @@ final class Load {
         long startNanos = System.nanoTime();
         private long serverCpu0 = Run.cpuNanos(Run.currentServerPid());
         private long clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
+        private long serverJit0 = JitActivity.serverNanos(Run.currentServerPid());
 
         /** The measured phase starts now: wall clock and CPU baselines. */
         void markStart(long nanos) {
             startNanos = nanos;
             serverCpu0 = Run.cpuNanos(Run.currentServerPid());
             clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
+            serverJit0 = JitActivity.serverNanos(Run.currentServerPid());
         }
 
         void ok(long nanos) {
@@ -144,9 +146,10 @@ final class Load {
         Measured done() {
             long server = Run.cpuNanos(Run.currentServerPid());
             long client = Run.cpuNanos(ProcessHandle.current().pid());
+            long jit = JitActivity.serverNanos(Run.currentServerPid());
             return new Measured(histogram, attempts.get(), errors.get(), System.nanoTime() - startNanos,
                     Optional.ofNullable(firstError.get()), server < 0 || serverCpu0 < 0 ? -1 : server - serverCpu0,
-                    client < 0 || clientCpu0 < 0 ? -1 : client - clientCpu0);
+                    client < 0 || clientCpu0 < 0 ? -1 : client - clientCpu0, jit < 0 || serverJit0 < 0 ? -1 : jit - serverJit0);
         }
     }
 

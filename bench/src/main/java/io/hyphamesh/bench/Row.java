@@ -48,6 +48,10 @@ final class Row {
         m.firstError().ifPresent(e -> r.note("first error: " + e));
         if (m.ok() > 0 && m.serverCpuNanos() >= 0) {
             r.put("server_cpu_us_per_op", m.serverCpuNanos() / 1e3 / m.ok());
+            if (m.serverJitNanos() >= 0) {
+                // of it, the server's JIT compiler threads (a JVM still compiling the paths it runs)
+                r.put("server_jit_cpu_us_per_op", m.serverJitNanos() / 1e3 / m.ok());
+            }
         }
         if (m.ok() > 0 && m.clientCpuNanos() >= 0) {
             r.put("client_cpu_us_per_op", m.clientCpuNanos() / 1e3 / m.ok());
