@@ -207,15 +207,16 @@ public final class Main {
             HyphaTarget.Workspace ws = main.provision("bench", Duration.ofHours(1));
             Progress.say("  workspace " + ws.name() + " on " + main.api().base());
             HyphaScenarios s = new HyphaScenarios(run, main, ws);
-            HyphaScenarios.Warmup w = o.quick() ? s.warmJvm(Duration.ofSeconds(1), Duration.ofSeconds(1))
-                    : s.warmJvm(Duration.ofSeconds(8), Duration.ofSeconds(90));
+            Duration warmMin = Duration.ofSeconds(o.quick() ? 1 : 8);
+            Duration warmMax = Duration.ofSeconds(o.quick() ? 1 : 90);
+            HyphaScenarios.Warmup w = s.warmJvm(warmMin, warmMax);
             config.put("jvm_warmup", Map.of("seconds", w.seconds(), "operations", w.operations(),
                     "server_jit_cpu_ms", w.serverJitMs(), "client_jit_ms", w.clientJitMs(), "settled", w.settled(),
                     "what", "a mix of RPC, appends, reads and Doc increments on scratch objects before the first"
-                            + " scenario, recorded nowhere (JIT of both JVMs): at least 8 s, then until neither JVM's"
-                            + " compilers used more than " + HyphaScenarios.JIT_QUIET_MS + " ms in "
-                            + HyphaScenarios.JIT_WINDOW.toSeconds() + " s, at most 90 s; each scenario then has its"
-                            + " own warm-up"));
+                            + " scenario, recorded nowhere (JIT of both JVMs): at least " + warmMin.toSeconds()
+                            + " s, then until neither JVM's compilers used more than " + HyphaScenarios.JIT_QUIET_MS
+                            + " ms in " + HyphaScenarios.JIT_WINDOW.toSeconds() + " s, at most " + warmMax.toSeconds()
+                            + " s; each scenario then has its own warm-up"));
             s.rpc();
             s.logAppend();
             s.logTail();
