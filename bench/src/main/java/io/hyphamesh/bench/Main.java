@@ -199,7 +199,8 @@ public final class Main {
                     HyphaTarget.extraJvmOptions("server").stream()).toList());
             config.put("server", Map.of("mode", "started by the harness", "jar", o.serverJar().toString(),
                     "jvm", jvm, "args", main.args(), "defaults", "every other key at its default"
-                            + " (storage.durable=true, 4 shards)"));
+                            + " (storage.durable=true, " + java.util.Objects.requireNonNullElse(
+                                    System.getenv("HYPHA_STORAGE_SHARDS"), "2") + " shards)"));
         }
         try (main) {
             run.serverPid(main.child().map(Child::pid).orElse(-1L));

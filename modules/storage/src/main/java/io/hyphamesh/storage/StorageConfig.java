@@ -187,7 +187,7 @@ public final class StorageConfig {
     /** Builder of {@link StorageConfig}. Not thread-safe. */
     public static final class Builder {
         private Path dataDir;
-        private int shards = 4;
+        private int shards = 2;
         private int maxBatch = 4096;
         private int readConnections = 4;
         private int pageCacheSize;

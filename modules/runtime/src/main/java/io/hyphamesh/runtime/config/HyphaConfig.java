@@ -30,7 +30,7 @@ public final class HyphaConfig {
             new Setting("root-token", "", "root token; generated at first start into <data-dir>/root-token when unset"),
             new Setting("public-url", "", "base URL clients reach the server at (for signed URLs); default http://<host>:<port>"),
             new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
-            new Setting("storage.shards", "4", "Derby databases objects are spread over; fixed when the data directory is created"),
+            new Setting("storage.shards", "2", "Derby databases objects are spread over; fixed when the data directory is created"),
             new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),
             new Setting("storage.page-cache", "", "Derby page cache per shard, in pages of any size (up to 32 KiB each); when set, wins over storage.page-cache-bytes"),
             new Setting("storage.page-cache-bytes", "", "bytes all Derby shards' page caches may hold together (counted at 32 KiB a page); default an eighth of the maximum heap"),
