@@ -236,7 +236,13 @@ final class DerbyStorage implements Storage {
 
     @Override
     public Optional<ObjectRow> loadObject(ObjectId id) {
-        return shards.get(shardOf(id)).readCached(false, st -> Queries.loadObject(st, id));
+        Shard shard = shards.get(shardOf(id));
+        // the journal holds the newest row of a Doc written since the last checkpoint
+        ObjectRow journaled = shard.journaled(id);
+        if (journaled != null) {
+            return Optional.of(journaled);
+        }
+        return shard.readCached(false, st -> Queries.loadObject(st, id));
     }
 
     @Override
@@ -273,7 +279,11 @@ final class DerbyStorage implements Storage {
         // each shard's first page, merged: the page is the first 'limit' of their union
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind, afterName, limit)));
+            List<ObjectRow> rows = s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind, afterName,
+                    limit));
+            out.addAll(s.withJournal(rows, r -> r.objectId().workspace().equals(workspace)
+                    && (r.objectId().kind().ordinal() > afterKind || r.objectId().kind().ordinal() == afterKind
+                    && r.objectId().name().compareTo(afterName) > 0)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
@@ -285,7 +295,9 @@ final class DerbyStorage implements Storage {
     public List<ObjectRow> alarms() {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            out.addAll(s.read(false, Queries::alarms));
+            List<ObjectRow> rows = s.read(false, Queries::alarms);
+            out.addAll(s.withJournal(rows, r -> r.alarmAt().isPresent()).stream()
+                    .filter(r -> r.alarmAt().isPresent()).toList());
         }
         return out;
     }
@@ -330,6 +342,16 @@ final class DerbyStorage implements Storage {
             throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot prepare backup in " + target + ": " + e.getMessage(), e);
         }
         for (Shard s : shards) {
+            // the copy is of Derby's files: the journal's rows go into Derby first
+            try {
+                s.committer.checkpointNow().get(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted before the backup of shard " + s.index);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot back up shard " + s.index + ": its Doc journal"
+                        + " could not be written into the database first", e);
+            }
             s.read(false, c -> {
                 try (java.sql.CallableStatement cs = c.prepareCall("CALL SYSCS_UTIL.SYSCS_BACKUP_DATABASE(?)")) {
                     // Derby writes the copy into <dir>/<database directory name>: db/shard-N
@@ -403,11 +425,13 @@ final class DerbyStorage implements Storage {
         private final java.util.Map<Connection, Queries.Statements> statements =
                 new java.util.concurrent.ConcurrentHashMap<>();
         private final AtomicLong nextId;
+        private final DocJournal journal;
         private volatile boolean closed;
 
         private Shard(int index, Path dir, DerbyDialect dialect, GroupCommitter committer, List<Connection> readers,
-                      long maxId) {
+                      long maxId, DocJournal journal) {
             this.index = index;
+            this.journal = journal;
             this.dir = dir;
             this.dialect = dialect;
             this.committer = committer;
@@ -428,6 +452,14 @@ final class DerbyStorage implements Storage {
                      ResultSet rs = st.executeQuery("SELECT MAX(id) FROM objects")) {
                     rs.next();
                     maxId = rs.getLong(1);
+                }
+                // Doc rows written since the last checkpoint of a run that ended without one: newer than
+                // Derby's, read before the first query can see Derby's
+                DocJournal journal = config.docJournal()
+                        ? DocJournal.open(dir.resolveSibling("doc-journal-" + index), writer, config.durable()) : null;
+                if (journal != null) {
+                    long journaledMax = journal.rows().stream().mapToLong(ObjectRow::id).max().orElse(0);
+                    maxId = Math.max(maxId, journaledMax);
                 }
                 writer.setAutoCommit(false);
                 writer.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
@@ -459,8 +491,8 @@ final class DerbyStorage implements Storage {
                     readers.add(r);
                 }
                 GroupCommitter committer = new GroupCommitter("shard " + index, writer, dialect,
-                        config.maxBatch(), GroupCommitter.Fence.NONE, reconnect);
-                return new Shard(index, dir, dialect, committer, readers, maxId);
+                        config.maxBatch(), GroupCommitter.Fence.NONE, reconnect, journal);
+                return new Shard(index, dir, dialect, committer, readers, maxId, journal);
             } catch (SQLException e) {
                 throw new HyphaException(ErrorCode.UNAVAILABLE,
                         "cannot open shard " + index + " at " + dir + ": " + e.getMessage(), e);
@@ -528,6 +560,32 @@ final class DerbyStorage implements Storage {
             } catch (SQLException e) {
                 LOG.log(Level.FINE, "closing a broken reader", e);
             }
+        }
+
+        /** The newest row of a Doc written since the last checkpoint, or null. */
+        ObjectRow journaled(ObjectId id) {
+            return journal == null ? null : journal.get(id);
+        }
+
+        /**
+         * Rows read from Derby with the journal's newer rows in their place (state left out, as in
+         * listings), and the journal's rows Derby does not have yet that {@code wanted} accepts.
+         */
+        List<ObjectRow> withJournal(List<ObjectRow> rows, java.util.function.Predicate<ObjectRow> wanted) {
+            if (journal == null || journal.isEmpty()) {
+                return rows;
+            }
+            java.util.Map<Long, ObjectRow> byId = new java.util.LinkedHashMap<>();
+            for (ObjectRow r : rows) {
+                byId.put(r.id(), r);
+            }
+            for (ObjectRow j : journal.rows()) {
+                if (byId.containsKey(j.id()) || wanted.test(j)) {
+                    byId.put(j.id(), new ObjectRow(j.id(), j.objectId(), j.version(), new byte[0], j.firstSeq(),
+                            j.lastSeq(), j.entries(), j.bytes(), j.createdAt(), j.lastActivity(), j.alarmAt()));
+                }
+            }
+            return new ArrayList<>(byId.values());
         }
 
         /** Like {@link #read}, on the connection's cached statements (hot reads: loads, Log pages). */

@@ -1,5 +1,6 @@
 package io.hyphamesh.storage;
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -106,6 +107,10 @@ final class GroupCommitter {
     private final WriteRecovery recovery;
     // owned by the committer thread (replaced together when the connection is reopened)
     private final WriteConnection writer;
+    // Derby: the shard's Doc journal (null: every write goes to the database)
+    private final DocJournal journal;
+    private final java.util.concurrent.ConcurrentLinkedQueue<CompletableFuture<Void>> checkpointWaiters =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private record Submission(int partition, long epoch, WriteOwner owner, List<Write> writes,
                               CompletableFuture<Void> done) {
@@ -116,12 +121,22 @@ final class GroupCommitter {
     }
 
     GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch) throws SQLException {
-        this(name, conn, dialect, maxBatch, Fence.NONE, null);
+        this(name, conn, dialect, maxBatch, Fence.NONE, null, null);
     }
 
     GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect)
             throws SQLException {
+        this(name, conn, dialect, maxBatch, fence, reconnect, null);
+    }
+
+    /**
+     * {@code journal}: Derby's Doc journal of this shard ({@link DocJournal}); submissions of Doc
+     * rows alone go there, everything else to the database, in submission order.
+     */
+    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect,
+                   DocJournal journal) throws SQLException {
         this.name = name;
+        this.journal = journal;
         this.dialect = dialect;
         this.maxBatch = maxBatch;
         this.fence = fence;
@@ -204,6 +219,10 @@ final class GroupCommitter {
             // the first commit prepares again and meets the failure on its ordinary path
             LOG.log(Level.FINE, name + ": statements not prepared yet", e);
         }
+        if (journal != null && !journal.isEmpty()) {
+            // rows a previous run left in the journal go into Derby before anything else
+            checkpoint();
+        }
         List<Submission> batch = new ArrayList<>();
         while (true) {
             try {
@@ -212,7 +231,12 @@ final class GroupCommitter {
                     recovery.tryRecover(reconnect, writer);
                 }
                 if (first == null) {
+                    checkpointIfDue();
                     if (stopping && queue.isEmpty()) {
+                        if (journal != null && !journal.isEmpty()) {
+                            checkpoint();
+                        }
+                        journalClosed();
                         return;
                     }
                     continue;
@@ -220,6 +244,7 @@ final class GroupCommitter {
                 batch.add(first);
                 queue.drainTo(batch, maxBatch - 1);
                 commitBatch(batch);
+                checkpointIfDue();
             } catch (InterruptedException e) {
                 // only close() stops this thread, by setting stopping; an interrupt is ignored so a
                 // commit in progress is never broken off (Derby reopens files closed by interrupts)
@@ -233,15 +258,156 @@ final class GroupCommitter {
     }
 
     private void commitBatch(List<Submission> batch) {
-        List<Submission> live = new ArrayList<>(batch.size());
-        for (Submission s : batch) {
+        List<Submission> live = liveOf(batch);
+        if (live.isEmpty()) {
+            return;
+        }
+        if (journal == null) {
+            commitToDatabase(live);
+            return;
+        }
+        // runs of consecutive submissions, each all for the journal or all for the database, in order
+        int i = 0;
+        while (i < live.size()) {
+            boolean toJournal = journal.accepts(live.get(i).writes);
+            int k = i + 1;
+            while (k < live.size() && journal.accepts(live.get(k).writes) == toJournal) {
+                k++;
+            }
+            List<Submission> run = liveOf(live.subList(i, k));
+            i = k;
+            if (run.isEmpty()) {
+                continue;
+            }
+            if (toJournal) {
+                commitToJournal(run);
+            } else {
+                commitToDatabase(run);
+            }
+        }
+    }
+
+    /** The submissions whose owner is not broken; the others fail at once. */
+    private static List<Submission> liveOf(List<Submission> subs) {
+        List<Submission> live = new ArrayList<>(subs.size());
+        for (Submission s : subs) {
             if (s.owner.broken()) {
                 s.done.completeExceptionally(brokenOwner());
             } else {
                 live.add(s);
             }
         }
-        if (live.isEmpty()) {
+        return live;
+    }
+
+    /**
+     * Doc rows alone: one append and one fsync of the journal for the whole run. A failed append
+     * leaves nothing of the run visible; the file is cut back to its last whole record, and the
+     * store refuses writes until a probe write succeeds (the disk may be full), as for Derby.
+     */
+    private void commitToJournal(List<Submission> run) {
+        List<List<Write>> writes = new ArrayList<>(run.size());
+        for (Submission s : run) {
+            writes.add(s.writes);
+        }
+        try {
+            journal.append(writes);
+        } catch (IOException | RuntimeException e) {
+            failures++;
+            boolean cut = journal.recover();
+            if (reconnect != null) {
+                recovery.markDown(e);
+            }
+            for (Submission s : run) {
+                HyphaException he = new HyphaException(ErrorCode.UNAVAILABLE, name + ": the Doc journal could not be"
+                        + " written (" + e.getMessage() + "); " + (cut ? "not applied" : "outcome unknown")
+                        + ". Retry", e);
+                failQuietly(s, he);
+            }
+            LOG.log(Level.WARNING, name + ": Doc journal append of " + run.size() + " submissions failed", e);
+            return;
+        }
+        completeAll(run);
+    }
+
+    /** Writes the journal's rows into the database now, when they waited long enough or someone asked. */
+    private void checkpointIfDue() {
+        if (journal == null) {
+            return;
+        }
+        boolean asked = !checkpointWaiters.isEmpty();
+        if (asked || journal.checkpointDue()) {
+            boolean ok = journal.isEmpty() || checkpoint();
+            CompletableFuture<Void> w;
+            while ((w = checkpointWaiters.poll()) != null) {
+                if (ok) {
+                    w.complete(null);
+                } else {
+                    w.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, name
+                            + ": the Doc journal could not be written into the database"));
+                }
+            }
+        }
+    }
+
+    /**
+     * Completes after the journal's rows, as they are now, are in the database (at once when there
+     * is no journal); fails when that checkpoint failed.
+     */
+    CompletableFuture<Void> checkpointNow() {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        if (journal == null || !thread.isAlive()) {
+            f.complete(null);
+            return f;
+        }
+        checkpointWaiters.add(f);
+        return f;
+    }
+
+    /**
+     * One transaction: every row the journal holds, and its generation in {@code settings}; then
+     * the journal starts over. False when the database refused (the rows stay in the journal,
+     * durable, and the next checkpoint tries again).
+     */
+    private boolean checkpoint() {
+        try {
+            WriteConnection.Applier applier = writer.applier();
+            for (ObjectRow r : journal.rows()) {
+                applier.apply(new Write.PutObject(r));
+            }
+            applier.finish();
+            journal.markCheckpointed(writer.connection());
+            writer.connection().commit();
+        } catch (SQLException | RuntimeException e) {
+            try {
+                writer.rollback();
+            } catch (SQLException re) {
+                e.addSuppressed(re);
+            }
+            LOG.log(recovery.problem() != null ? Level.FINE : Level.WARNING,
+                    name + ": checkpoint of the Doc journal failed; its rows stay in the journal", e);
+            return false;
+        }
+        journal.checkpointed();
+        return true;
+    }
+
+    private void journalClosed() {
+        if (journal != null) {
+            journal.close();
+            CompletableFuture<Void> w;
+            while ((w = checkpointWaiters.poll()) != null) {
+                w.complete(null);
+            }
+        }
+    }
+
+    /** Database writes (everything that is not a Doc row alone, and every write without a journal). */
+    private void commitToDatabase(List<Submission> live) {
+        if (journal != null && mustCheckpointBefore(live) && !checkpoint()) {
+            for (Submission s : live) {
+                fail(s, new SQLException("the Doc journal's rows could not be written into the database first"));
+            }
             return;
         }
         Outcome o = tryCommit(live);
@@ -364,6 +530,15 @@ final class GroupCommitter {
                         return true;
                     }
                 }
+            }
+        }
+        return false;
+    }
+
+    private boolean mustCheckpointBefore(List<Submission> subs) {
+        for (Submission s : subs) {
+            if (journal.mustCheckpointBefore(s.writes)) {
+                return true;
             }
         }
         return false;

@@ -163,7 +163,10 @@ public final class Migration {
             for (int s = 0; s < shards; s++) {
                 Path dir = db.resolve("shard-" + s);
                 try {
-                    sources.add(derby.connectExisting(dir));
+                    Connection source = derby.connectExisting(dir);
+                    sources.add(source);
+                    // Doc rows a server left in its journal (it was killed) are part of the data
+                    DocJournal.absorb(db.resolve("doc-journal-" + s), source, derby);
                 } catch (SQLException e) {
                     throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot open Derby shard " + dir + " (is a server"
                             + " still running on it? stop it first): " + e.getMessage(), e);
@@ -214,7 +217,9 @@ public final class Migration {
     private static Report copyAll(List<Connection> sources, Connection to, PostgresStorage pg, Map<String, Long> ids,
                                   PrintStream progress) throws SQLException {
         Connection catalog = sources.get(0);
-        long settings = copyRows(catalog, "SELECT k, v FROM settings", to, "INSERT INTO settings (k, v) VALUES (?, ?)");
+        // the Doc journal's checkpoint mark belongs to the Derby shard, not to the catalog
+        long settings = copyRows(catalog, "SELECT k, v FROM settings WHERE k <> '" + DocJournal.CHECKPOINTED + "'",
+                to, "INSERT INTO settings (k, v) VALUES (?, ?)");
         long workspaces = copyRows(catalog, "SELECT name, created_at FROM workspaces", to,
                 "INSERT INTO workspaces (name, created_at) VALUES (?, ?)");
         long tokens = copyRows(catalog, "SELECT " + Queries.TOKEN_COLUMNS + " FROM tokens", to,
@@ -355,7 +360,8 @@ public final class Migration {
     /** Reads every copied row back from both sides and compares; throws at the first difference. */
     private static Report verify(List<Connection> sources, Connection to, Map<String, Long> ids) throws SQLException {
         Connection catalog = sources.get(0);
-        long settings = same(catalog, to, "SELECT k, v FROM settings ORDER BY k", "settings");
+        long settings = same(catalog, to, "SELECT k, v FROM settings WHERE k <> '" + DocJournal.CHECKPOINTED
+                + "' ORDER BY k", "settings");
         long workspaces = same(catalog, to, "SELECT name, created_at FROM workspaces ORDER BY name", "workspaces");
         long tokens = same(catalog, to, "SELECT " + Queries.TOKEN_COLUMNS + " FROM tokens ORDER BY id", "tokens");
         long objects = 0;

@@ -25,6 +25,7 @@ public final class StorageConfig {
     private final int pageCacheSize;
     private final long pageCacheBytes;
     private final boolean durable;
+    private final boolean docJournal;
     private final Optional<String> url;
     private final Optional<String> user;
     private final Optional<String> password;
@@ -63,6 +64,7 @@ public final class StorageConfig {
         this.pageCacheSize = b.pageCacheSize > 0 ? b.pageCacheSize
                 : (int) Math.max(MIN_PAGES, Math.min(Integer.MAX_VALUE, pageCacheBytes / b.shards / LARGEST_PAGE));
         this.durable = b.durable;
+        this.docJournal = b.docJournal;
         this.url = b.url;
         this.user = b.user;
         this.password = b.password;
@@ -120,6 +122,14 @@ public final class StorageConfig {
      */
     public boolean durable() {
         return durable;
+    }
+
+    /**
+     * Derby: Doc rows are journaled ({@link DocJournal}) and written into the database about once
+     * a second, instead of one row update per write. PostgreSQL ignores it.
+     */
+    public boolean docJournal() {
+        return docJournal;
     }
 
     /** The PostgreSQL JDBC URL ({@code jdbc:postgresql://host:port/db}); empty for Derby. */
@@ -193,6 +203,7 @@ public final class StorageConfig {
         private int pageCacheSize;
         private long pageCacheBytes;
         private boolean durable = true;
+        private boolean docJournal = true;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
         private Optional<String> password = Optional.empty();
@@ -252,6 +263,12 @@ public final class StorageConfig {
 
         public Builder durable(boolean durable) {
             this.durable = durable;
+            return this;
+        }
+
+        /** See {@link StorageConfig#docJournal()}; default true. */
+        public Builder docJournal(boolean on) {
+            this.docJournal = on;
             return this;
         }
 

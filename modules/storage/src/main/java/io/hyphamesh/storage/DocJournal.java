@@ -1,0 +1,424 @@
+package io.hyphamesh.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.zip.CRC32C;
+
+import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
+
+/**
+ * The Doc rows of one Derby shard written since its last checkpoint, kept in an append-only file
+ * of their own ({@code db/doc-journal-N}) instead of as a Derby row update per write. A Doc write
+ * is one record appended and fsynced with every other Doc write of that group commit; its
+ * acknowledgement still waits for that fsync. The latest row of every journaled Doc is also kept
+ * in memory, and reads look there before Derby ({@link #get}). About once a second (and before
+ * any write that could disagree with it, before a backup and at close) the committer writes those
+ * rows into Derby in one transaction, with the journal's generation in the shard's own
+ * {@code settings} table, and then empties the file under the next generation: one row update per
+ * Doc per checkpoint instead of one per write.
+ * <p>
+ * File: a 16-byte header (magic, generation), then records {@code [length][CRC32C][row]}. At open a
+ * file whose generation Derby already recorded is dropped (its rows were checkpointed before the
+ * file was emptied); otherwise its records up to the first torn or damaged one are the newest rows
+ * and are checkpointed first. Every mutation happens on the shard's committer thread; {@link #get}
+ * and {@link #rows} are safe from any thread.
+ */
+final class DocJournal {
+    private static final Logger LOG = Logger.getLogger(DocJournal.class.getName());
+
+    /** Key in the shard's own {@code settings} table: the last generation written into Derby. */
+    static final String CHECKPOINTED = "storage.doc-journal.checkpointed";
+    private static final long MAGIC = 0x48594a4f55524e31L; // "HYJOURN1"
+    private static final int HEADER = 16;
+    /** Rows wait at most this long in the journal before they are written into Derby. */
+    private static final long CHECKPOINT_NANOS = 1_000_000_000L;
+    /** A journal larger than this is checkpointed at once. */
+    private static final long CHECKPOINT_BYTES = 32L << 20;
+
+    private final Path file;
+    private final boolean durable;
+    private final ConcurrentHashMap<Long, ObjectRow> byId = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ObjectId, ObjectRow> byName = new ConcurrentHashMap<>();
+    private final CRC32C crc = new CRC32C();
+    private FileChannel ch;
+    private long generation;
+    private long size;
+    private long since = System.nanoTime();
+    private boolean disabled;
+    private ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+
+    private DocJournal(Path file, boolean durable) {
+        this.file = file;
+        this.durable = durable;
+    }
+
+    /**
+     * Opens the journal of a shard, reading back what a previous run left that Derby does not hold
+     * yet ({@code c}: the shard's connection, to read the checkpointed generation). When the file
+     * cannot be opened the journal is off (every Doc write goes to Derby) and says so in the log.
+     */
+    static DocJournal open(Path file, Connection c, boolean durable) throws SQLException {
+        DocJournal j = new DocJournal(file, durable);
+        long checkpointed = checkpointed(c);
+        try {
+            j.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            long fileGen = j.readBack();
+            if (fileGen > checkpointed) {
+                // its rows are newer than Derby's: keep appending after the last whole record; the
+                // committer's first step writes them into Derby
+                j.generation = fileGen;
+                j.ch.truncate(j.size);
+                j.ch.force(true);
+                if (!j.byId.isEmpty()) {
+                    LOG.info(file.getFileName() + ": " + j.byId.size() + " Doc rows read back from generation "
+                            + fileGen + " (not yet in Derby)");
+                }
+            } else {
+                j.byId.clear();
+                j.byName.clear();
+                j.generation = checkpointed;
+                j.reset();
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "cannot open the Doc journal " + file + "; Doc writes go to Derby row by row", e);
+            j.closeChannel();
+            j.byId.clear();
+            j.byName.clear();
+            j.disabled = true;
+        }
+        return j;
+    }
+
+    /**
+     * For tools that read a stopped server's Derby shard directly (the migration to PostgreSQL):
+     * writes the rows its journal holds into the shard ({@code c}, a connection of its own) and
+     * empties the journal, as the server's next start would. No-op without a journal file.
+     */
+    static void absorb(Path file, Connection c, Dialect dialect) throws SQLException {
+        if (!java.nio.file.Files.exists(file)) {
+            return;
+        }
+        DocJournal j = open(file, c, true);
+        try {
+            if (j.isEmpty()) {
+                return;
+            }
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try {
+                WriteConnection.Applier applier = new WriteConnection(c, dialect).applier();
+                for (ObjectRow r : j.rows()) {
+                    applier.apply(new Write.PutObject(r));
+                }
+                applier.finish();
+                j.markCheckpointed(c);
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(auto);
+            }
+            LOG.info(file.getFileName() + ": " + j.rows().size() + " Doc rows written into the shard");
+            j.checkpointed();
+        } finally {
+            j.close();
+        }
+    }
+
+    /** The generation Derby holds, 0 when none was ever checkpointed. */
+    private static long checkpointed(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT v FROM settings WHERE k = ?")) {
+            ps.setString(1, CHECKPOINTED);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Long.parseLong(rs.getString(1)) : 0;
+            }
+        }
+    }
+
+    /** Reads the file's records into memory; returns its generation (0: empty or not a journal). */
+    private long readBack() throws IOException {
+        long length = ch.size();
+        size = 0;
+        if (length < HEADER) {
+            return 0;
+        }
+        ByteBuffer all = ByteBuffer.allocate((int) Math.min(length, Integer.MAX_VALUE - 16));
+        while (all.hasRemaining() && ch.read(all, all.position()) > 0) {
+            // read to the end
+        }
+        all.flip();
+        if (all.getLong() != MAGIC) {
+            return 0;
+        }
+        long gen = all.getLong();
+        size = HEADER;
+        while (all.remaining() >= 8) {
+            int len = all.getInt();
+            int sum = all.getInt();
+            if (len <= 0 || len > all.remaining()) {
+                break;
+            }
+            crc.reset();
+            crc.update(all.array(), all.position(), len);
+            if ((int) crc.getValue() != sum) {
+                break;
+            }
+            ByteBuffer rec = all.slice(all.position(), len);
+            all.position(all.position() + len);
+            ObjectRow row = decode(rec);
+            byId.put(row.id(), row);
+            byName.put(row.objectId(), row);
+            size += 8 + len;
+        }
+        return gen;
+    }
+
+    /** True when every write is a Doc's row: such a submission goes to the journal. */
+    boolean accepts(List<Write> writes) {
+        if (disabled || writes.isEmpty()) {
+            return false;
+        }
+        for (Write w : writes) {
+            if (!(w instanceof Write.PutObject p) || p.row().objectId().kind() != ObjectKind.DOC) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * True when a Derby transaction with these writes must find the journal's rows in Derby first:
+     * it deletes objects, or writes a row the journal holds a newer copy of.
+     */
+    boolean mustCheckpointBefore(List<Write> writes) {
+        if (byId.isEmpty()) {
+            return false;
+        }
+        for (Write w : writes) {
+            switch (w) {
+                case Write.DeleteObject d -> {
+                    return true;
+                }
+                case Write.PurgeWorkspace p -> {
+                    return true;
+                }
+                case Write.PutObject p -> {
+                    if (byId.containsKey(p.row().id())) {
+                        return true;
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Appends the rows of {@code writes} (each list accepted by {@link #accepts}) and fsyncs them;
+     * only then are they visible to {@link #get}. On failure the file is cut back to its last whole
+     * record ({@link #recover}) and nothing of them is visible.
+     */
+    void append(List<List<Write>> writes) throws IOException {
+        buf.clear();
+        List<ObjectRow> rows = new ArrayList<>();
+        for (List<Write> ws : writes) {
+            for (Write w : ws) {
+                ObjectRow r = ((Write.PutObject) w).row();
+                encode(r);
+                rows.add(r);
+            }
+        }
+        buf.flip();
+        long at = size;
+        while (buf.hasRemaining()) {
+            at += ch.write(buf, at);
+        }
+        if (durable) {
+            ch.force(false);
+        }
+        size = at;
+        for (ObjectRow r : rows) {
+            byId.put(r.id(), r);
+            byName.put(r.objectId(), r);
+        }
+    }
+
+    /**
+     * After a failed {@link #append}: cuts the file back to its last whole record, on a channel
+     * opened again if the failure closed it. True when that worked; false turns the journal off
+     * (Doc writes then go to Derby, and the next checkpoint makes the file obsolete).
+     */
+    boolean recover() {
+        try {
+            if (!ch.isOpen()) {
+                ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            }
+            ch.truncate(size);
+            ch.force(true);
+            return true;
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, file.getFileName() + " cannot be cut back after a failed write; Doc writes go to"
+                    + " Derby row by row from now on", e);
+            disabled = true;
+            return false;
+        }
+    }
+
+    /** The newest row of a journaled Doc, or null. */
+    ObjectRow get(ObjectId id) {
+        return byName.get(id);
+    }
+
+    /** Every row the journal holds (newest per Doc). */
+    Collection<ObjectRow> rows() {
+        return byId.values();
+    }
+
+    boolean isEmpty() {
+        return byId.isEmpty();
+    }
+
+    /** True when rows have waited long enough, or the file grew large enough, for a checkpoint. */
+    boolean checkpointDue() {
+        return !byId.isEmpty() && (System.nanoTime() - since >= CHECKPOINT_NANOS || size >= CHECKPOINT_BYTES);
+    }
+
+    /**
+     * Inside the checkpoint's transaction, after its rows: records that Derby now holds this
+     * generation.
+     */
+    void markCheckpointed(Connection c) throws SQLException {
+        try (PreparedStatement del = c.prepareStatement("DELETE FROM settings WHERE k = ?");
+             PreparedStatement ins = c.prepareStatement("INSERT INTO settings (k, v) VALUES (?, ?)")) {
+            del.setString(1, CHECKPOINTED);
+            del.executeUpdate();
+            ins.setString(1, CHECKPOINTED);
+            ins.setString(2, Long.toString(generation));
+            ins.executeUpdate();
+        }
+    }
+
+    /**
+     * After the checkpoint's commit: forgets the rows (Derby has them) and empties the file under
+     * the next generation. A file that cannot be emptied turns the journal off; it is obsolete
+     * anyway, since Derby recorded its generation.
+     */
+    void checkpointed() {
+        byId.clear();
+        byName.clear();
+        since = System.nanoTime();
+        if (disabled) {
+            return;
+        }
+        try {
+            reset();
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, file.getFileName() + " cannot be emptied after a checkpoint; Doc writes go to Derby"
+                    + " row by row from now on", e);
+            disabled = true;
+        }
+    }
+
+    /** Empties the file and starts the next generation: cut to nothing, then the header, fsynced. */
+    private void reset() throws IOException {
+        generation++;
+        ch.truncate(0);
+        ByteBuffer h = ByteBuffer.allocate(HEADER).putLong(MAGIC).putLong(generation).flip();
+        long at = 0;
+        while (h.hasRemaining()) {
+            at += ch.write(h, at);
+        }
+        ch.force(true);
+        size = HEADER;
+    }
+
+    void close() {
+        closeChannel();
+    }
+
+    private void closeChannel() {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                LOG.log(Level.FINE, "closing " + file, e);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ record encoding
+
+    private void encode(ObjectRow r) {
+        byte[] ws = r.objectId().workspace().getBytes(StandardCharsets.UTF_8);
+        byte[] name = r.objectId().name().getBytes(StandardCharsets.UTF_8);
+        int len = 8 * 9 + 2 + 4 * 3 + ws.length + name.length + r.state().length;
+        ensure(8 + len);
+        int start = buf.position();
+        buf.putInt(len).putInt(0);
+        buf.putLong(r.id()).putShort((short) r.objectId().kind().ordinal());
+        buf.putInt(ws.length).put(ws).putInt(name.length).put(name);
+        buf.putLong(r.version()).putLong(r.firstSeq()).putLong(r.lastSeq()).putLong(r.entries()).putLong(r.bytes())
+                .putLong(r.createdAt()).putLong(r.lastActivity()).putLong(r.alarmAt().orElse(Long.MIN_VALUE));
+        buf.putInt(r.state().length).put(r.state());
+        crc.reset();
+        crc.update(buf.array(), start + 8, len);
+        buf.putInt(start + 4, (int) crc.getValue());
+    }
+
+    private static ObjectRow decode(ByteBuffer b) {
+        long id = b.getLong();
+        ObjectKind kind = ObjectKind.values()[b.getShort()];
+        String ws = string(b);
+        String name = string(b);
+        long version = b.getLong();
+        long firstSeq = b.getLong();
+        long lastSeq = b.getLong();
+        long entries = b.getLong();
+        long bytes = b.getLong();
+        long createdAt = b.getLong();
+        long lastActivity = b.getLong();
+        long alarm = b.getLong();
+        byte[] state = new byte[b.getInt()];
+        b.get(state);
+        return new ObjectRow(id, new ObjectId(ws, kind, name), version, state, firstSeq, lastSeq, entries, bytes,
+                createdAt, lastActivity, alarm == Long.MIN_VALUE ? Optional.empty() : Optional.of(alarm));
+    }
+
+    private static String string(ByteBuffer b) {
+        byte[] s = new byte[b.getInt()];
+        b.get(s);
+        return new String(s, StandardCharsets.UTF_8);
+    }
+
+    private void ensure(int more) {
+        if (buf.remaining() < more) {
+            ByteBuffer bigger = ByteBuffer.allocate(Math.max(buf.capacity() * 2, buf.position() + more));
+            buf.flip();
+            bigger.put(buf);
+            buf = bigger;
+        }
+    }
+
+    /** For tests: the file. */
+    Path file() {
+        return file;
+    }
+}

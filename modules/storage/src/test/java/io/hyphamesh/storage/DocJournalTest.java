@@ -1,0 +1,150 @@
+package io.hyphamesh.storage;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import io.hyphamesh.api.ObjectId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Derby's Doc journal: what a crash leaves in it comes back, what Derby already holds does not. */
+class DocJournalTest {
+    private Path dir;
+
+    @BeforeEach
+    void dir() throws IOException {
+        dir = Files.createTempDirectory("hypha-doc-journal");
+    }
+
+    @AfterEach
+    void clean() throws IOException {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private Storage open(boolean journal) {
+        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(journal).build());
+    }
+
+    private static ObjectRow doc(long id, String name, long version, String json) {
+        byte[] state = json.getBytes(StandardCharsets.UTF_8);
+        return new ObjectRow(id, ObjectId.doc("w", name), version, state, 0, 0, 0, state.length, 1_000, 2_000 + version,
+                Optional.empty());
+    }
+
+    private static void put(Storage s, ObjectRow row) throws Exception {
+        s.submit(0, WriteOwner.NONE, new Write.PutObject(row)).get(30, TimeUnit.SECONDS);
+    }
+
+    private static String state(Storage s, String name) {
+        return s.loadObject(ObjectId.doc("w", name)).map(r -> new String(r.state(), StandardCharsets.UTF_8))
+                .orElse("(none)");
+    }
+
+    private Path journalFile() {
+        return dir.resolve("db").resolve("doc-journal-0");
+    }
+
+    @Test
+    void rowsACrashLeftInTheJournalAreReadBackAndWrittenIntoDerby() throws Exception {
+        long a;
+        try (Storage s = open(true)) {
+            a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+        }
+        // a server that was killed: rows appended and fsynced, never checkpointed
+        Path shard = dir.resolve("db").resolve("shard-0");
+        DerbyDialect dialect = new DerbyDialect();
+        try (Connection c = dialect.connect(shard)) {
+            DocJournal j = DocJournal.open(journalFile(), c, true);
+            j.append(List.of(List.of(new Write.PutObject(doc(a, "a", 2, "{\"v\":2}")))));
+            j.append(List.of(List.of(new Write.PutObject(doc(a + 1, "b", 1, "{\"b\":true}")))));
+            j.close();
+        }
+        dialect.shutdown(shard);
+        // and a record torn by the crash after them
+        Files.write(journalFile(), new byte[] {0, 0, 0, 40, 1, 2, 3}, StandardOpenOption.APPEND);
+
+        try (Storage s = open(true)) {
+            assertEquals("{\"v\":2}", state(s, "a"), "the journal's row is newer than Derby's");
+            assertEquals("{\"b\":true}", state(s, "b"), "a Doc created only in the journal");
+            List<String> listed = s.listObjects("w", 0, "", 10).stream().map(r -> r.objectId().name()).toList();
+            assertEquals(List.of("a", "b"), listed);
+            assertTrue(s.newObjectId(0) > a + 1, "new ids stay above the journal's");
+            put(s, doc(a, "a", 3, "{\"v\":3}"));
+        }
+        try (Storage s = open(false)) {
+            assertEquals("{\"v\":3}", state(s, "a"), "Derby holds the journal's rows once the server ran");
+            assertEquals("{\"b\":true}", state(s, "b"));
+        }
+    }
+
+    @Test
+    void aJournalWhoseGenerationDerbyHoldsIsNotReplayed() throws Exception {
+        byte[] old;
+        try (Storage s = open(true)) {
+            long a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+            old = Files.readAllBytes(journalFile());
+            assertTrue(old.length > 16, "the write went to the journal");
+            put(s, doc(a, "a", 2, "{\"v\":2}"));
+        }
+        // a crash just after a checkpoint's commit, before the file was emptied, leaves this behind
+        Files.write(journalFile(), old);
+        try (Storage s = open(true)) {
+            assertEquals("{\"v\":2}", state(s, "a"));
+        }
+    }
+
+    @Test
+    void aDeletedDocDoesNotComeBackFromTheJournal() throws Exception {
+        try (Storage s = open(true)) {
+            long a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+            s.submit(0, WriteOwner.NONE, new Write.DeleteObject(a)).get(30, TimeUnit.SECONDS);
+            assertEquals("(none)", state(s, "a"));
+            assertEquals(List.of(), s.listObjects("w", 0, "", 10));
+        }
+        try (Storage s = open(true)) {
+            assertEquals("(none)", state(s, "a"));
+        }
+    }
+
+    @Test
+    void aBackupHoldsWhatOnlyTheJournalHeld() throws Exception {
+        Path copy = Files.createTempDirectory("hypha-doc-journal-backup");
+        try {
+            try (Storage s = open(true)) {
+                long a = s.newObjectId(0);
+                put(s, doc(a, "a", 1, "{\"v\":1}"));
+                s.backup(copy);
+            }
+            try (Storage s = Storage.open(StorageConfig.builder().dataDir(copy).shards(1).docJournal(false).build())) {
+                assertEquals("{\"v\":1}", s.loadObject(ObjectId.doc("w", "a"))
+                        .map(r -> new String(r.state(), StandardCharsets.UTF_8)).orElse("(none)"));
+            }
+        } finally {
+            try (Stream<Path> walk = Files.walk(copy)) {
+                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+}
