@@ -255,6 +255,10 @@ final class DocJournal {
             ch.force(false);
         }
         size = at;
+        if (byId.isEmpty()) {
+            // a row waits at most CHECKPOINT_NANOS from the first one after the last checkpoint
+            since = System.nanoTime();
+        }
         for (ObjectRow r : rows) {
             byId.put(r.id(), r);
             byName.put(r.objectId(), r);
