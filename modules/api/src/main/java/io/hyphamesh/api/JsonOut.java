@@ -167,6 +167,24 @@ public final class JsonOut {
         return this;
     }
 
+    /**
+     * A Log entry's members {@code "seq":…,"ts":…,"body":…} ({@code body} is exact JSON text):
+     * the keys are written as constants, not quoted one by one (pages and replays write thousands).
+     */
+    public JsonOut logEntry(long seq, long ts, String body) {
+        sep();
+        b.append("\"seq\":").append(seq).append(",\"ts\":").append(ts).append(",\"body\":").append(body);
+        return this;
+    }
+
+    /** A Log entry object {@code {"seq":…,"ts":…,"body":…}} as an element of the enclosing array. */
+    public JsonOut logEntryElement(long seq, long ts, String body) {
+        sep();
+        b.append("{\"seq\":").append(seq).append(",\"ts\":").append(ts).append(",\"body\":").append(body)
+                .append('}');
+        return this;
+    }
+
     /** An element of exact JSON text in the enclosing array. */
     public JsonOut rawElement(String json) {
         sep();

@@ -445,7 +445,7 @@ public final class LogObject extends LiveObject {
             if (lastShown != null && o.length() > READ_BYTES) {
                 break;
             }
-            o.beginObject().num("seq", e.seq()).num("ts", e.timestamp()).raw("body", e.body()).close();
+            o.logEntryElement(e.seq(), e.timestamp(), e.body());
             lastShown = e;
         }
         o.close().num("first", firstSeq).num("last", last);
@@ -457,13 +457,19 @@ public final class LogObject extends LiveObject {
 
     /** Entries lo..hi (inclusive), from storage below the cache and from the cache above. */
     List<LogEntry> range(long lo, long hi, int limit) {
-        List<LogEntry> out = new ArrayList<>();
         if (lo > hi || lo < 1) {
-            return out;
+            return new ArrayList<>();
         }
         long cs = cacheStart();
+        List<LogEntry> out;
         if (lo < cs && objId != 0) {
-            out.addAll(ctx.storage().readLog(shard, objId, lo, Math.min(hi, cs - 1), limit, false));
+            // storage's list is a fresh one of our own: the cache's part, if any, is added to it
+            out = ctx.storage().readLog(shard, objId, lo, Math.min(hi, cs - 1), limit, false);
+            if (!(out instanceof ArrayList<LogEntry>)) {
+                out = new ArrayList<>(out);
+            }
+        } else {
+            out = new ArrayList<>((int) Math.min(limit, hi - lo + 1));
         }
         if (hi >= cs && out.size() < limit && !cache.isEmpty()) {
             long from = Math.max(lo, cs);

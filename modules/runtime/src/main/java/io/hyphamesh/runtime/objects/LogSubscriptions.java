@@ -140,8 +140,7 @@ final class LogSubscriptions {
             return;
         }
         for (LogEntry e : page) {
-            String frame = Frames.event(sub.id, e.body().length() + 64).num("seq", e.seq()).num("ts", e.timestamp())
-                    .raw("body", e.body()).end();
+            String frame = Frames.event(sub.id, e.body().length() + 64).logEntry(e.seq(), e.timestamp(), e.body()).end();
             if (!sub.session.send(frame)) {
                 drop(sub);
                 return;
