@@ -455,8 +455,14 @@ final class DerbyStorage implements Storage {
                 }
                 // Doc rows written since the last checkpoint of a run that ended without one: newer than
                 // Derby's, read before the first query can see Derby's
-                DocJournal journal = config.docJournal()
-                        ? DocJournal.open(dir.resolveSibling("doc-journal-" + index), writer, config.durable()) : null;
+                Path journalFile = dir.resolveSibling("doc-journal-" + index);
+                DocJournal journal = null;
+                if (config.docJournal()) {
+                    journal = DocJournal.open(journalFile, writer, config.durable());
+                } else {
+                    // switched off after a run that left rows in it: they go into Derby now
+                    DocJournal.absorb(journalFile, writer, dialect);
+                }
                 if (journal != null) {
                     long journaledMax = journal.rows().stream().mapToLong(ObjectRow::id).max().orElse(0);
                     maxId = Math.max(maxId, journaledMax);

@@ -48,8 +48,11 @@ final class DocJournal {
     private static final int HEADER = 16;
     /** Rows wait at most this long in the journal before they are written into Derby. */
     private static final long CHECKPOINT_NANOS = 1_000_000_000L;
-    /** A journal larger than this is checkpointed at once. */
-    private static final long CHECKPOINT_BYTES = 32L << 20;
+    /**
+     * A journal larger than this is checkpointed at once: until a checkpoint the rows take disk
+     * space twice (here, then in Derby), so the journal stays small next to what Derby holds.
+     */
+    private static final long CHECKPOINT_BYTES = 1L << 20;
 
     private final Path file;
     private final boolean durable;

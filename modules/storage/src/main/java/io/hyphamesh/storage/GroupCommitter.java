@@ -386,6 +386,11 @@ final class GroupCommitter {
             }
             LOG.log(recovery.problem() != null ? Level.FINE : Level.WARNING,
                     name + ": checkpoint of the Doc journal failed; its rows stay in the journal", e);
+            if (reconnect != null && (cannotWrite(e) || writer.broken())) {
+                // Derby cannot write (a full disk): refuse writes until the probe succeeds, so the
+                // journal does not grow into the space Derby needs to take its rows
+                recovery.markDown(e);
+            }
             return false;
         }
         journal.checkpointed();

@@ -175,6 +175,83 @@ class DerbyFullDiskTest {
         }
     }
 
+    /**
+     * Doc writes go to the shard's Doc journal: on a full disk its append fails, the file is cut back
+     * to its last whole record, the shard refuses writes until space returns, and every acknowledged
+     * Doc is there after recovery, after a restart, and in Derby itself.
+     */
+    @Test
+    void aFullDiskRefusesDocWritesAndTheirJournalKeepsEveryAcknowledgedRow() throws Exception {
+        Path filler = mount.resolve("filler");
+        Files.write(filler, new byte[6 << 20]);
+        Path data = mount.resolve("data");
+        StorageConfig config = StorageConfig.builder().dataDir(data).shards(1).build();
+        byte[] state = ("{\"pad\":\"" + "y".repeat(20_000) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<String> acked = new ArrayList<>();
+        try (Storage s = Storage.open(config)) {
+            HyphaException refused = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            for (int i = 0; s.health().get(0).writable() && System.nanoTime() < deadline; i++) {
+                ObjectRow row = new ObjectRow(s.newObjectId(0), ObjectId.doc("w1", "d" + i), 1, state, 0, 0, 0,
+                        state.length, 1, 1, java.util.Optional.empty());
+                try {
+                    s.submit(0, WriteOwner.NONE, new Write.PutObject(row)).get(60, TimeUnit.SECONDS);
+                    acked.add("d" + i);
+                } catch (ExecutionException e) {
+                    refused = assertInstanceOf(HyphaException.class, e.getCause());
+                    assertEquals(ErrorCode.UNAVAILABLE, refused.code());
+                }
+            }
+            // the disk fills under the journal's append, or under the checkpoint that takes its rows
+            // into Derby: either way the shard stops taking writes
+            assertFalse(s.health().get(0).writable(), "the shard never said it cannot write");
+            assertTrue(acked.size() > 50, "only " + acked.size() + " Doc writes before the disk was full");
+            ObjectRow more = new ObjectRow(s.newObjectId(0), ObjectId.doc("w1", "refused"), 1, state, 0, 0, 0,
+                    state.length, 1, 1, java.util.Optional.empty());
+            ExecutionException down = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> s.submit(0, WriteOwner.NONE, new Write.PutObject(more)).get(10, TimeUnit.SECONDS));
+            refused = assertInstanceOf(HyphaException.class, down.getCause());
+            assertEquals(ErrorCode.UNAVAILABLE, refused.code());
+            assertTrue(refused.getMessage().contains("not applied"), refused.getMessage());
+            Files.delete(filler);
+            Awaitility.await("the shard takes writes again once space returned").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(100)).until(() -> s.health().get(0).writable());
+            ObjectRow after = new ObjectRow(s.newObjectId(0), ObjectId.doc("w1", "after"), 1, state, 0, 0, 0,
+                    state.length, 1, 1, java.util.Optional.empty());
+            // the journal's rows go into Derby first; until they fit, writes are refused (typed) again
+            Awaitility.await("a Doc write is acknowledged again").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(200)).until(() -> {
+                        try {
+                            s.submit(0, WriteOwner.NONE, new Write.PutObject(after)).get(60, TimeUnit.SECONDS);
+                            return true;
+                        } catch (ExecutionException e) {
+                            assertEquals(ErrorCode.UNAVAILABLE,
+                                    assertInstanceOf(HyphaException.class, e.getCause()).code());
+                            return false;
+                        }
+                    });
+            acked.add("after");
+            assertDocs(s, acked, state);
+        }
+        try (Storage again = Storage.open(config)) {
+            assertDocs(again, acked, state);
+        }
+        try (Storage derbyOnly = Storage.open(StorageConfig.builder().dataDir(data).shards(1).docJournal(false)
+                .build())) {
+            assertDocs(derbyOnly, acked, state);
+        }
+    }
+
+    private static void assertDocs(Storage s, List<String> names, byte[] state) {
+        List<String> missing = new ArrayList<>();
+        for (String n : names) {
+            if (!s.loadObject(ObjectId.doc("w1", n)).map(r -> java.util.Arrays.equals(r.state(), state)).orElse(false)) {
+                missing.add(n);
+            }
+        }
+        assertEquals(List.of(), missing, "acknowledged Doc writes missing");
+    }
+
     /** Every acknowledged entry is stored; nothing stored was neither acknowledged nor of unknown outcome. */
     private static void assertStored(Storage s, int shard, long id, Set<Long> acked, Set<Long> unknown) {
         Set<Long> stored = new TreeSet<>();
