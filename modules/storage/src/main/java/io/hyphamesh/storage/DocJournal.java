@@ -49,10 +49,13 @@ final class DocJournal {
     /** Rows wait at most this long in the journal before they are written into Derby. */
     private static final long CHECKPOINT_NANOS = 1_000_000_000L;
     /**
-     * A journal larger than this is checkpointed at once: until a checkpoint the rows take disk
-     * space twice (here, then in Derby), so the journal stays small next to what Derby holds.
+     * Newest rows larger than this together are checkpointed at once: until a checkpoint they
+     * take disk space twice (here, then in Derby), and on a full disk the space Derby needs to take
+     * them must stay small next to what an operator frees.
      */
-    private static final long CHECKPOINT_BYTES = 1L << 20;
+    private static final long CHECKPOINT_ROW_BYTES = 1L << 20;
+    /** A file larger than this is checkpointed at once (rewrites of the same Docs). */
+    private static final long CHECKPOINT_FILE_BYTES = 32L << 20;
 
     private final Path file;
     private final boolean durable;
@@ -62,6 +65,8 @@ final class DocJournal {
     private FileChannel ch;
     private long generation;
     private long size;
+    // encoded size of the newest rows (what a checkpoint writes into Derby)
+    private long rowBytes;
     private long since = System.nanoTime();
     private boolean disabled;
     private ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
@@ -94,6 +99,7 @@ final class DocJournal {
                 }
             } else {
                 j.byId.clear();
+                j.rowBytes = 0;
                 j.byName.clear();
                 j.generation = checkpointed;
                 j.reset();
@@ -185,9 +191,7 @@ final class DocJournal {
             }
             ByteBuffer rec = all.slice(all.position(), len);
             all.position(all.position() + len);
-            ObjectRow row = decode(rec);
-            byId.put(row.id(), row);
-            byName.put(row.objectId(), row);
+            remember(decode(rec));
             size += 8 + len;
         }
         return gen;
@@ -263,9 +267,18 @@ final class DocJournal {
             since = System.nanoTime();
         }
         for (ObjectRow r : rows) {
-            byId.put(r.id(), r);
-            byName.put(r.objectId(), r);
+            remember(r);
         }
+    }
+
+    private void remember(ObjectRow r) {
+        ObjectRow old = byId.put(r.id(), r);
+        byName.put(r.objectId(), r);
+        rowBytes += weight(r) - (old == null ? 0 : weight(old));
+    }
+
+    private static long weight(ObjectRow r) {
+        return 96L + r.state().length + r.objectId().name().length() + r.objectId().workspace().length();
     }
 
     /**
@@ -305,7 +318,8 @@ final class DocJournal {
 
     /** True when rows have waited long enough, or the file grew large enough, for a checkpoint. */
     boolean checkpointDue() {
-        return !byId.isEmpty() && (System.nanoTime() - since >= CHECKPOINT_NANOS || size >= CHECKPOINT_BYTES);
+        return !byId.isEmpty() && (System.nanoTime() - since >= CHECKPOINT_NANOS || rowBytes >= CHECKPOINT_ROW_BYTES
+                || size >= CHECKPOINT_FILE_BYTES);
     }
 
     /**
@@ -331,6 +345,7 @@ final class DocJournal {
     void checkpointed() {
         byId.clear();
         byName.clear();
+        rowBytes = 0;
         since = System.nanoTime();
         if (disabled) {
             return;
