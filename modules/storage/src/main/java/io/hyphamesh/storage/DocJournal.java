@@ -78,8 +78,8 @@ final class DocJournal {
 
     /**
      * Opens the journal of a shard, reading back what a previous run left that Derby does not hold
-     * yet ({@code c}: the shard's connection, to read the checkpointed generation). When the file
-     * cannot be opened the journal is off (every Doc write goes to Derby) and says so in the log.
+     * yet ({@code c}: the shard's connection, to read the checkpointed generation). A file that
+     * cannot be opened or read fails the open (it may hold acknowledged rows).
      */
     static DocJournal open(Path file, Connection c, boolean durable) throws SQLException {
         DocJournal j = new DocJournal(file, durable);
@@ -105,11 +105,9 @@ final class DocJournal {
                 j.reset();
             }
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "cannot open the Doc journal " + file + "; Doc writes go to Derby row by row", e);
+            // it may hold acknowledged rows Derby does not have: never start past it
             j.closeChannel();
-            j.byId.clear();
-            j.byName.clear();
-            j.disabled = true;
+            throw new SQLException("cannot open the Doc journal " + file + ": " + e.getMessage(), e);
         }
         return j;
     }
