@@ -436,9 +436,4 @@ final class DocJournal {
             buf = bigger;
         }
     }
-
-    /** For tests: the file. */
-    Path file() {
-        return file;
-    }
 }
