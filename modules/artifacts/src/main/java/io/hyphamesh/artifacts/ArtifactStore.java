@@ -129,6 +129,14 @@ public interface ArtifactStore extends AutoCloseable {
     /** A URL that downloads the blob with a plain GET until {@code ttl} has passed (at most seven days with {@code s3}). */
     URI presignGet(String workspace, String path, Duration ttl);
 
+    /**
+     * When a URL presigned at {@code now} for {@code ttl} stops working: the first whole second at
+     * or after {@code now + ttl}, so it lives at least {@code ttl} (presigned URLs carry whole seconds).
+     */
+    static Instant presignedExpiry(Instant now, Duration ttl) {
+        return Instant.ofEpochSecond(-Math.floorDiv(-(now.toEpochMilli() + ttl.toMillis()), 1000L));
+    }
+
     /** {@link #presignGet(String, String, Duration)} with the configured {@code presign-ttl}. */
     default URI presignGet(String workspace, String path) {
         return presignGet(workspace, path, config().presignTtl());

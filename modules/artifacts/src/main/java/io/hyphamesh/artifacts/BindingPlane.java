@@ -1,6 +1,5 @@
 package io.hyphamesh.artifacts;
 
-import static io.hyphamesh.artifacts.Bucket.ceilDiv;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -249,14 +248,17 @@ final class BindingPlane {
             throw HyphaException.badRequest("presign ttl must be positive");
         }
         Instant now = config.clock().instant();
-        long seconds = Math.max(1, ceilDiv(ttl.toMillis(), 1000));
+        // both kinds of URL end on a whole second: the first one at or after now + ttl, so a URL
+        // lives at least its ttl (S3 counts X-Amz-Expires from X-Amz-Date, whole seconds too)
+        long expires = ArtifactStore.presignedExpiry(now, ttl).getEpochSecond();
         if (sigV4.isPresent()) {
             if (ttl.compareTo(ArtifactConfig.MAX_PRESIGN) > 0) {
                 throw HyphaException.badRequest("S3 presigned URLs live at most 7 days");
             }
+            long seconds = Math.min(expires - now.getEpochSecond(), ArtifactConfig.MAX_PRESIGN.toSeconds());
             return sigV4.get().presign("GET", key, Map.of(), now, seconds);
         }
-        return urlSigner.orElseThrow().getUrl(workspace, p, now.getEpochSecond() + seconds);
+        return urlSigner.orElseThrow().getUrl(workspace, p, expires);
     }
 
     BlobContent getSigned(String workspace, String path, long expiresEpochSeconds, String signature,

@@ -769,6 +769,44 @@ abstract class ArtifactStoreContract {
     }
 
     @Test
+    void aPresignedUrlLivesAtLeastItsTtlFromAnyPointInASecond() {
+        String ws = ws();
+        store.put(ws, "ttl.txt", new ByteArrayInputStream(new byte[] {7}), 1, "text/plain");
+        // the store's clock ~0.9 s into a second: a whole-second expiry counted from the signing
+        // second would leave ~0.1 s of a 1 s ttl
+        long ms = Instant.now().toEpochMilli();
+        clock.shift(Duration.ofMillis(1900 - ms % 1000));
+        try {
+            Instant before = clock.instant();
+            URI url = store.presignGet(ws, "ttl.txt", Duration.ofSeconds(1));
+            Instant expiry = expiryOf(url);
+            assertTrue(!expiry.isBefore(before.plusSeconds(1)), () -> "signed at " + before + ", expires " + expiry + ": " + url);
+            assertTrue(expiry.isBefore(before.plusSeconds(3)), () -> "signed at " + before + ", expires " + expiry + ": " + url);
+        } finally {
+            clock.reset();
+        }
+        assertEquals(Instant.ofEpochSecond(11), ArtifactStore.presignedExpiry(Instant.ofEpochSecond(10), Duration.ofSeconds(1)));
+        assertEquals(Instant.ofEpochSecond(12), ArtifactStore.presignedExpiry(Instant.ofEpochMilli(10_001), Duration.ofSeconds(1)));
+        assertEquals(Instant.ofEpochSecond(11), ArtifactStore.presignedExpiry(Instant.ofEpochMilli(10_999), Duration.ofMillis(1)));
+    }
+
+    /** When a presigned URL stops working, read from the URL itself (ours: {@code expires}; S3: date plus expires). */
+    private static Instant expiryOf(URI url) {
+        String q = url.getRawQuery();
+        java.util.Map<String, String> params = new java.util.HashMap<>();
+        for (String kv : q.split("&")) {
+            int eq = kv.indexOf('=');
+            params.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        if (params.containsKey("X-Amz-Date")) {
+            Instant date = java.time.LocalDateTime.parse(params.get("X-Amz-Date"),
+                    java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")).toInstant(java.time.ZoneOffset.UTC);
+            return date.plusSeconds(Long.parseLong(params.get("X-Amz-Expires")));
+        }
+        return Instant.ofEpochSecond(Long.parseLong(params.get("expires")));
+    }
+
+    @Test
     void badPathsAreRefusedByEveryCall() {
         String ws = ws();
         List<String> bad = List.of("../x", "a/../../x", "/abs", "a\\b", "a\u0000b", "a\nb", "a//b", "a/", "./a", "a/./b",

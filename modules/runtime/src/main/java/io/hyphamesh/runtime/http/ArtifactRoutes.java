@@ -231,7 +231,8 @@ public final class ArtifactRoutes implements HttpService {
                 })
                 .orElse(s.config().presignTtl());
         s.head(ws, path).orElseThrow(() -> HyphaException.notFound("no artifact '" + Names.printable(path) + "'"));
-        Instant expires = Instant.now().plus(ttl).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        // computed before the store signs: never later than the URL's own expiry
+        Instant expires = ArtifactStore.presignedExpiry(s.config().clock().instant(), ttl);
         URI url = s.presignGet(ws, path, ttl);
         if (ArtifactRequests.flag(req, "redirect")) {
             res.status(Status.TEMPORARY_REDIRECT_307);
