@@ -261,6 +261,9 @@ public final class HyphaServer implements AutoCloseable {
                 .port(config.intValue("port"))
                 .shutdownHook(false)
                 .putListenerSocketOption(StandardSocketOptions.SO_REUSEADDR, true)
+                // Helidon leaves Nagle on: a reply written while an earlier one is not yet
+                // acknowledged would wait for that ACK (up to the peer's delayed-ACK time)
+                .connectionOptions(o -> o.tcpNoDelay(true))
                 .maxPayloadSize(-1)
                 .directHandlers(HttpSupport.directHandlers())
                 // HTTP/1.1 only, with our own WebSocket upgrade (WsUpgrade: Helidon's never reports a
