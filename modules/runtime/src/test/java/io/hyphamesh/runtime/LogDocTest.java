@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.client.ClientOptions;
+import io.hyphamesh.client.Doc;
 import io.hyphamesh.client.DocEvent;
 import io.hyphamesh.client.DocValue;
 import io.hyphamesh.client.Increment;
@@ -369,6 +370,24 @@ class LogDocTest {
                     () -> c.doc("typed").incr("/s", 1, T)).code());
             assertEquals("{\"s\":\"text\"}", c.doc("typed").get(T).value().toString());
             assertEquals(0, c.doc("big").get(T).version(), "refused writes made no version");
+        }
+    }
+
+    @Test
+    void incrResultsAreExactAndIntegralOnesStayIntegral() {
+        String ws = server.newWorkspace();
+        try (HyphaClient c = server.client(ws, "read_write", "w")) {
+            Doc d = c.doc("numbers");
+            assertEquals("10", d.incr("/n", 10, T).value().toPlainString());
+            assertEquals("100", d.incr("/n", 90, T).value().toPlainString());
+            assertEquals("100.5", d.incr("/n", new BigDecimal("0.5"), T).value().toPlainString());
+            assertEquals("101", d.incr("/n", new BigDecimal("0.50"), T).value().toPlainString());
+            assertEquals("{\"n\":101}", d.get(T).value().toString(), "a sum with a zero fraction is stored as an integer");
+            assertEquals("100000000000000000101", d.incr("/n", new BigDecimal("1E+20"), T).value().toPlainString());
+            assertEquals("-999999999999999899", d.incr("/n", new BigDecimal("-101000000000000000000"), T).value().toPlainString());
+            assertEquals("{\"n\":-999999999999999899}", d.get(T).value().toString());
+            assertEquals("999999999999999999", d.incr("/m", 999_999_999_999_999_999L, T).value().toPlainString());
+            assertEquals("1000000000000000000", d.incr("/m", 1, T).value().toPlainString());
         }
     }
 

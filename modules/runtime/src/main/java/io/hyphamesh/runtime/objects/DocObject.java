@@ -369,6 +369,10 @@ public final class DocObject extends LiveObject {
 
     /** An integral result stays integral on the wire. */
     private static JsonNumber number(BigDecimal d) {
+        if (d.scale() == 0 && d.precision() <= 18) {
+            // the common case, a counter: no stripTrailingZeros (it divides by ten per trailing zero)
+            return JsonText.json().createValue(d.longValue());
+        }
         BigDecimal s = d.stripTrailingZeros();
         if (s.scale() <= 0) {
             try {
