@@ -1,6 +1,8 @@
 package io.hyphamesh.storage;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 import io.hyphamesh.api.ObjectId;
 import org.junit.jupiter.api.AfterEach;
@@ -78,8 +81,10 @@ class DocJournalTest {
             j.close();
         }
         dialect.shutdown(shard);
-        // and a record torn by the crash after them
-        Files.write(journalFile(), new byte[] {0, 0, 0, 40, 1, 2, 3}, StandardOpenOption.APPEND);
+        // and a record torn by the crash right after them (the file is preallocated: zeros follow)
+        try (FileChannel ch = FileChannel.open(journalFile(), StandardOpenOption.WRITE, StandardOpenOption.READ)) {
+            ch.write(ByteBuffer.wrap(new byte[] {0, 0, 0, 40, 1, 2, 3}), endOfRecords(ch));
+        }
 
         try (Storage s = open(true)) {
             assertEquals("{\"v\":2}", state(s, "a"), "the journal's row is newer than Derby's");
@@ -92,6 +97,77 @@ class DocJournalTest {
         try (Storage s = open(false)) {
             assertEquals("{\"v\":3}", state(s, "a"), "Derby holds the journal's rows once the server ran");
             assertEquals("{\"b\":true}", state(s, "b"));
+        }
+    }
+
+    /** Where the records end: the first length that is zero, after the 16-byte header. */
+    private static long endOfRecords(FileChannel ch) throws IOException {
+        long at = 16;
+        ByteBuffer len = ByteBuffer.allocate(4);
+        while (true) {
+            len.clear();
+            if (ch.read(len, at) < 4 || len.getInt(0) == 0) {
+                return at;
+            }
+            at += 8 + len.getInt(0);
+        }
+    }
+
+    @Test
+    void recordsOfAnEarlierGenerationBehindTheHeaderAreNotReplayed() throws Exception {
+        long a;
+        try (Storage s = open(true)) {
+            a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+        }
+        // the close checkpointed: the header names the next generation, the old record stays behind it
+        byte[] file = Files.readAllBytes(journalFile());
+        assertTrue(file.length >= 1 << 20, "preallocated: " + file.length);
+        assertTrue(file[16 + 3] != 0 || file[16 + 2] != 0, "the first generation's record is still there");
+        try (Storage s = open(true)) {
+            s.submit(0, WriteOwner.NONE, new Write.DeleteObject(a)).get(30, TimeUnit.SECONDS);
+        }
+        try (Storage s = open(true)) {
+            assertEquals("(none)", state(s, "a"), "a deleted Doc's old record must not come back");
+            put(s, doc(a + 1, "b", 1, "{\"b\":1}"));
+            put(s, doc(a + 1, "b", 2, "{\"b\":2}"));
+        }
+        try (Storage s = open(true)) {
+            assertEquals("{\"b\":2}", state(s, "b"));
+            assertEquals("(none)", state(s, "a"));
+        }
+    }
+
+    @Test
+    void aJournalOfTheFirstFormatIsReadBack() throws Exception {
+        long a;
+        try (Storage s = open(true)) {
+            a = s.newObjectId(0);
+        }
+        // what a killed server of the previous version left: "HYJOURN1", generation 1, checksums over the row alone
+        ObjectRow row = doc(a, "old", 4, "{\"kept\":true}");
+        byte[] ws = "w".getBytes(StandardCharsets.UTF_8);
+        byte[] name = "old".getBytes(StandardCharsets.UTF_8);
+        int len = 8 * 9 + 2 + 4 * 3 + ws.length + name.length + row.state().length;
+        ByteBuffer b = ByteBuffer.allocate(16 + 8 + len);
+        b.putLong(0x48594a4f55524e31L).putLong(1);
+        b.putInt(len).putInt(0);
+        int start = b.position();
+        b.putLong(row.id()).putShort((short) row.objectId().kind().ordinal());
+        b.putInt(ws.length).put(ws).putInt(name.length).put(name);
+        b.putLong(row.version()).putLong(row.firstSeq()).putLong(row.lastSeq()).putLong(row.entries()).putLong(row.bytes())
+                .putLong(row.createdAt()).putLong(row.lastActivity()).putLong(Long.MIN_VALUE);
+        b.putInt(row.state().length).put(row.state());
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), start, len);
+        b.putInt(start - 4, (int) crc.getValue());
+        Files.write(journalFile(), b.array());
+        try (Storage s = open(true)) {
+            assertEquals("{\"kept\":true}", state(s, "old"));
+            assertEquals(4, s.loadObject(ObjectId.doc("w", "old")).orElseThrow().version());
+        }
+        try (Storage s = open(false)) {
+            assertEquals("{\"kept\":true}", state(s, "old"), "written into Derby at the first start");
         }
     }
 
