@@ -178,36 +178,55 @@ final class DocJournal {
     private long readBack() throws IOException {
         long length = ch.size();
         size = 0;
-        if (length < HEADER) {
+        ByteBuffer head = ByteBuffer.allocate(HEADER);
+        if (length < HEADER || !readFully(head, 0)) {
             return 0;
         }
-        ByteBuffer all = ByteBuffer.allocate((int) Math.min(length, Integer.MAX_VALUE - 16));
-        while (all.hasRemaining() && ch.read(all, all.position()) > 0) {
-            // read to the end
-        }
-        all.flip();
-        long magic = all.getLong();
+        long magic = head.getLong(0);
         if (magic != MAGIC && magic != MAGIC_V1) {
             return 0;
         }
         v2 = magic == MAGIC;
-        long gen = all.getLong();
+        long gen = head.getLong(8);
         size = HEADER;
-        while (all.remaining() >= 8) {
-            int len = all.getInt();
-            int sum = all.getInt();
-            if (len <= 0 || len > all.remaining()) {
+        // record by record, up to the first torn or damaged one: the file keeps its length (zeros,
+        // older generations), so it is not read whole
+        ByteBuffer rec = ByteBuffer.allocate(64 * 1024);
+        ByteBuffer lenSum = ByteBuffer.allocate(8);
+        while (size + 8 <= length) {
+            lenSum.clear();
+            if (!readFully(lenSum, size)) {
                 break;
             }
-            if (checksum(gen, all.array(), all.position(), len) != sum) {
+            int len = lenSum.getInt(0);
+            int sum = lenSum.getInt(4);
+            if (len <= 0 || len > length - size - 8) {
                 break;
             }
-            ByteBuffer rec = all.slice(all.position(), len);
-            all.position(all.position() + len);
+            if (rec.capacity() < len) {
+                rec = ByteBuffer.allocate(len);
+            }
+            rec.clear().limit(len);
+            if (!readFully(rec, size + 8) || checksum(gen, rec.array(), 0, len) != sum) {
+                break;
+            }
+            rec.flip();
             remember(decode(rec));
             size += 8 + len;
         }
         return gen;
+    }
+
+    /** Fills {@code b} from {@code at}; false at the end of the file. */
+    private boolean readFully(ByteBuffer b, long at) throws IOException {
+        while (b.hasRemaining()) {
+            int n = ch.read(b, at);
+            if (n < 0) {
+                return false;
+            }
+            at += n;
+        }
+        return true;
     }
 
     /** True when every write is a Doc's row: such a submission goes to the journal. */
