@@ -64,13 +64,18 @@ class DocJournalTest {
         return dir.resolve("db").resolve("doc-journal-0");
     }
 
+    /** A server that wrote Doc "a" at version 1 and stopped (its close checkpointed the journal); a's id. */
+    private long docAWrittenByAServerThatStopped() throws Exception {
+        try (Storage s = open(true)) {
+            long a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+            return a;
+        }
+    }
+
     @Test
     void rowsACrashLeftInTheJournalAreReadBackAndWrittenIntoDerby() throws Exception {
-        long a;
-        try (Storage s = open(true)) {
-            a = s.newObjectId(0);
-            put(s, doc(a, "a", 1, "{\"v\":1}"));
-        }
+        long a = docAWrittenByAServerThatStopped();
         // a server that was killed: rows appended and fsynced, never checkpointed
         Path shard = dir.resolve("db").resolve("shard-0");
         DerbyDialect dialect = new DerbyDialect();
@@ -115,11 +120,7 @@ class DocJournalTest {
 
     @Test
     void recordsOfAnEarlierGenerationBehindTheHeaderAreNotReplayed() throws Exception {
-        long a;
-        try (Storage s = open(true)) {
-            a = s.newObjectId(0);
-            put(s, doc(a, "a", 1, "{\"v\":1}"));
-        }
+        long a = docAWrittenByAServerThatStopped();
         // the close checkpointed: the header names the next generation, the old record stays behind it
         byte[] file = Files.readAllBytes(journalFile());
         assertTrue(file.length >= 1 << 20, "preallocated: " + file.length);
