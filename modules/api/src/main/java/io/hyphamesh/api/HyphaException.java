@@ -37,6 +37,13 @@ public class HyphaException extends RuntimeException {
         this.details = details;
     }
 
+    /** An expected outcome rather than a fault: no stack trace is taken ({@code trace} false). */
+    private HyphaException(ErrorCode code, String message, JsonObject details, boolean trace) {
+        super(message, null, true, trace);
+        this.code = code;
+        this.details = details;
+    }
+
     public static HyphaException badRequest(String message) {
         return new HyphaException(ErrorCode.BAD_REQUEST, message);
     }
@@ -61,20 +68,23 @@ public class HyphaException extends RuntimeException {
         return new HyphaException(ErrorCode.LIMIT, message);
     }
 
-    /** A CAS conflict carrying the current version and value. */
+    /**
+     * A CAS conflict carrying the current version and value. It is an answer, not a fault (under
+     * contention most CAS attempts get it), so it takes no stack trace.
+     */
     public static HyphaException conflict(String message, long currentVersion, JsonValue currentValue) {
         return new HyphaException(ErrorCode.CONFLICT, message, JsonText.json().createObjectBuilder()
                 .add("version", currentVersion)
                 .add("value", currentValue)
-                .build());
+                .build(), false);
     }
 
-    /** A refused floor-guarded increment carrying the current value and version. */
+    /** A refused floor-guarded increment carrying the current value and version; no stack trace, like a conflict. */
     public static HyphaException floor(String message, JsonValue currentValue, long version) {
         return new HyphaException(ErrorCode.FLOOR, message, JsonText.json().createObjectBuilder()
                 .add("value", currentValue)
                 .add("version", version)
-                .build());
+                .build(), false);
     }
 
     public ErrorCode code() {
