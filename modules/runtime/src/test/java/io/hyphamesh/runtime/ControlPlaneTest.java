@@ -185,7 +185,15 @@ class ControlPlaneTest {
             }
             c.doc("d").put(jakarta.json.Json.createValue("v"), Duration.ofSeconds(10));
         }
-        java.nio.file.Path target = java.nio.file.Files.createTempDirectory("hypha-backup").resolve("copy");
+        java.nio.file.Path backups = java.nio.file.Files.createTempDirectory("hypha-backup");
+        try {
+            backupAndRestore(ws, token, backups.resolve("copy"));
+        } finally {
+            io.hyphamesh.testing.TempDirs.delete(backups);
+        }
+    }
+
+    private void backupAndRestore(String ws, String token, java.nio.file.Path target) throws Exception {
         assertEquals(403, server.post("/v1/backup", token, "{\"path\":\"" + target + "\"}").status());
         assertEquals(400, server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"relative/dir\"}").status());
         assertEquals(400, server.post("/v1/backup", TestServer.ROOT,
