@@ -1,5 +1,6 @@
 package io.hyphamesh.storage;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -91,13 +92,21 @@ class DerbyFullDiskTest {
         }
     }
 
-    @Test
-    void aFullDiskRefusesWritesUntilSpaceReturnsThenTheShardComesBackByItself() throws Exception {
-        // space to give back later, taken before the store fills the rest
+    /** 6 MiB of the mount taken now, to give back later: taken before the store fills the rest. */
+    private Path reserveSpace() throws IOException {
         Path filler = mount.resolve("filler");
         Files.write(filler, new byte[6 << 20]);
-        Path data = mount.resolve("data");
-        StorageConfig config = StorageConfig.builder().dataDir(data).shards(1).build();
+        return filler;
+    }
+
+    private StorageConfig oneShardOnTheMount() {
+        return StorageConfig.builder().dataDir(mount.resolve("data")).shards(1).build();
+    }
+
+    @Test
+    void aFullDiskRefusesWritesUntilSpaceReturnsThenTheShardComesBackByItself() throws Exception {
+        Path filler = reserveSpace();
+        StorageConfig config = oneShardOnTheMount();
         ObjectId oid = ObjectId.log("w1", "full");
         String body = "{\"pad\":\"" + "x".repeat(20_000) + "\"}";
         Set<Long> acked = new TreeSet<>();
@@ -182,10 +191,9 @@ class DerbyFullDiskTest {
      */
     @Test
     void aFullDiskRefusesDocWritesAndTheirJournalKeepsEveryAcknowledgedRow() throws Exception {
-        Path filler = mount.resolve("filler");
-        Files.write(filler, new byte[6 << 20]);
-        Path data = mount.resolve("data");
-        StorageConfig config = StorageConfig.builder().dataDir(data).shards(1).build();
+        Path filler = reserveSpace();
+        StorageConfig config = oneShardOnTheMount();
+        Path data = config.dataDir();
         byte[] state = ("{\"pad\":\"" + "y".repeat(20_000) + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
         List<String> acked = new ArrayList<>();
         try (Storage s = Storage.open(config)) {
