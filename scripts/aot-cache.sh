@@ -42,6 +42,10 @@ http() {
 make_cache() {
   local jar=$1 cache=$2; shift 2
   usable || { echo "aot-cache: skipped (JDK $(java_feature); needs 25+, or HYPHA_AOT=off)"; return 0; }
+  # trained on the jar's absolute path: a cache trained on a relative one (and so on the manifest's
+  # class path relative to it) makes JDK 25.0.3 fail at once ("sealing violation ... Unexpected exception
+  # when loading aot-linked classes") when the server is then started from another directory
+  jar="$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")"
   local dir; dir=$(mktemp -d "${TMPDIR:-/tmp}/hypha-aot.XXXXXX")
   local root="aot-training-$RANDOM$RANDOM" port pid ok=0
   for attempt in 1 2 3; do
