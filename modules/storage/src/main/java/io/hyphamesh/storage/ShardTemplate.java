@@ -43,7 +43,7 @@ final class ShardTemplate {
     }
 
     /**
-     * Writes a copy of the empty shard to {@code target} (which must not exist), each file and
+     * Writes a copy of the empty shard to {@code target} (which must not exist), every file and
      * directory fsynced before the rename that makes it visible; the caller fsyncs the parent.
      */
     static void restore(Path target) throws IOException {
@@ -53,6 +53,7 @@ final class ShardTemplate {
         }
         Path tmp = target.resolveSibling(".seed-" + target.getFileName() + "-" + System.nanoTime());
         List<Path> dirs = new ArrayList<>();
+        List<Path> files = new ArrayList<>();
         dirs.add(Files.createDirectories(tmp));
         try (InputStream in = url.openStream(); ZipInputStream zip = new ZipInputStream(in)) {
             for (ZipEntry e; (e = zip.getNextEntry()) != null; ) {
@@ -65,15 +66,64 @@ final class ShardTemplate {
                 }
                 try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                     zip.transferTo(Channels.newOutputStream(ch));
-                    ch.force(true);
+                }
+                files.add(file);
+            }
+        }
+        forceAll(files);
+        forceAll(dirs);
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /**
+     * fsync of every path, {@value #SYNC_THREADS} at a time: the file system folds fsyncs that wait
+     * together into fewer journal commits. One at a time, the ~100 files of a shard took 86-140 ms of
+     * an empty start here (a file's fsync after each write), in parallel about a third of that.
+     */
+    static void forceAll(List<Path> paths) throws IOException {
+        if (paths.size() <= 1) {
+            for (Path p : paths) {
+                force(p);
+            }
+            return;
+        }
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<IOException> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        Runnable worker = () -> {
+            for (int i; (i = next.getAndIncrement()) < paths.size() && failed.get() == null; ) {
+                try {
+                    force(paths.get(i));
+                } catch (IOException e) {
+                    failed.compareAndSet(null, e);
+                }
+            }
+        };
+        // platform threads: an fsync pins a virtual thread's carrier for its whole length
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 1; t < Math.min(SYNC_THREADS, paths.size()); t++) {
+            threads.add(Thread.ofPlatform().name("hypha-shard-sync").daemon(true).start(worker));
+        }
+        worker.run();
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the copy must not be renamed into place before its fsyncs ended
                 }
             }
         }
-        for (Path d : dirs) {
-            force(d);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+        if (failed.get() != null) {
+            throw failed.get();
+        }
     }
+
+    private static final int SYNC_THREADS = 8;
 
     /** fsync of a file or a directory (its entries). */
     static void force(Path p) throws IOException {
