@@ -67,19 +67,7 @@ final class DerbyStorage implements Storage {
                     r -> Thread.ofVirtual().name("hypha-shard-open-" + index).start(r)));
         }
         List<Shard> shards = new ArrayList<>();
-        RuntimeException failure = null;
-        for (java.util.concurrent.CompletableFuture<Shard> f : opening) {
-            try {
-                shards.add(f.join());
-            } catch (java.util.concurrent.CompletionException e) {
-                RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : e;
-                if (failure == null) {
-                    failure = cause;
-                } else {
-                    failure.addSuppressed(cause);
-                }
-            }
-        }
+        RuntimeException failure = joinAll(opening, shards);
         if (failure != null) {
             shards.forEach(Shard::close);
             throw failure;
@@ -125,10 +113,18 @@ final class DerbyStorage implements Storage {
                         r -> Thread.ofVirtual().name("hypha-shard-copy-" + index).start(r)));
             }
         }
+        RuntimeException failure = joinAll(copies, new ArrayList<>());
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Waits for every future, adding the results to {@code out}; the first failure (others suppressed in it), or null. */
+    private static <T> RuntimeException joinAll(List<java.util.concurrent.CompletableFuture<T>> futures, List<T> out) {
         RuntimeException failure = null;
-        for (java.util.concurrent.CompletableFuture<Void> f : copies) {
+        for (java.util.concurrent.CompletableFuture<T> f : futures) {
             try {
-                f.join();
+                out.add(f.join());
             } catch (java.util.concurrent.CompletionException e) {
                 RuntimeException cause = e.getCause() instanceof RuntimeException re ? re : e;
                 if (failure == null) {
@@ -138,9 +134,7 @@ final class DerbyStorage implements Storage {
                 }
             }
         }
-        if (failure != null) {
-            throw failure;
-        }
+        return failure;
     }
 
     /** A shard that does not exist yet starts as a copy of the empty shard (when the build has one). */
