@@ -3,6 +3,8 @@ package io.hyphamesh.bench;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -124,18 +126,21 @@ final class ArtifactScenarios {
                     }
                     return;
                 }
-                // read as the client library's Artifacts.get hands it over: a stream, in 64 KiB reads
-                HttpResponse<InputStream> r = send("GET", files(path), HttpRequest.BodyPublishers.noBody(),
-                        HttpResponse.BodyHandlers.ofInputStream());
+                // read as the client library's Artifacts.get does: a blocking HttpURLConnection, in 64 KiB reads
+                HttpURLConnection c = (HttpURLConnection) files(path).toURL().openConnection(Proxy.NO_PROXY);
+                c.setUseCaches(false);
+                c.setReadTimeout((int) Duration.ofMinutes(2).toMillis());
+                c.setRequestProperty("Authorization", "Bearer " + ws.admin().token());
+                int status = c.getResponseCode();
                 long got = 0;
-                try (InputStream in = r.body()) {
+                try (InputStream in = status == 200 ? c.getInputStream() : c.getErrorStream()) {
                     int read;
-                    while ((read = in.read(buf)) >= 0) {
+                    while (in != null && (read = in.read(buf)) >= 0) {
                         got += read;
                     }
                 }
-                if (r.statusCode() != 200 || got != size) {
-                    throw new IOException("GET answered " + r.statusCode() + " with " + got + " bytes");
+                if (status != 200 || got != size) {
+                    throw new IOException("GET answered " + status + " with " + got + " bytes");
                 }
             }).note("binding plane download, read as a stream the way the client library's Artifacts.get does;"
                     + " the first is read whole and compared byte for byte"));

@@ -48,7 +48,8 @@ public interface Artifacts {
 
     /**
      * Opens the artifact for reading; the bytes stream from the server as they are read. Close the
-     * stream. Waits at most the client's default timeout for the answer to start.
+     * stream. Waits at most the client's default timeout for the answer to start, and as long for
+     * each later read (a download that stalls fails its read with {@code IOException}).
      *
      * @param path the artifact
      * @return its bytes

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -135,19 +137,52 @@ final class HttpArtifacts implements Artifacts {
         }
     }
 
+    /**
+     * Streams through a blocking {@link HttpURLConnection}, not the {@link HttpClient}: the JDK's
+     * client hands a body over in 16 KiB buffers through its selector thread and a queue, and an 8 MB
+     * download ran at 250-500 MB/s with it against 1.2-1.5 GB/s read straight off the socket (same
+     * server, same machine). Redirects are followed here, with the token, like {@link #send}.
+     */
     @Override
     public InputStream get(String path) {
-        HttpRequest req = authorized(files(path)).timeout(client.defaultTimeout()).GET().build();
-        HttpResponse<InputStream> res = send(req, HttpResponse.BodyHandlers.ofInputStream());
-        if (res.statusCode() != 200) {
-            try (InputStream in = res.body()) {
-                String text = new String(in.readNBytes(MAX_ERROR_BODY), StandardCharsets.UTF_8);
-                throw error(res.statusCode(), text, "GET " + path);
+        URI at = files(path);
+        int timeout = (int) Math.min(Integer.MAX_VALUE, client.defaultTimeout().toMillis());
+        for (int hop = 0; ; hop++) {
+            HttpURLConnection c = null;
+            try {
+                c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
+                c.setInstanceFollowRedirects(false);
+                c.setUseCaches(false);
+                c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
+                c.setReadTimeout(timeout);
+                c.setRequestProperty("Authorization", "Bearer " + client.token());
+                int status = c.getResponseCode();
+                if (status == 200) {
+                    return c.getInputStream();
+                }
+                String text = errorText(c);
+                String location = c.getHeaderField("Location");
+                if ((status == 307 || status == 308) && location != null && hop < MAX_REDIRECTS) {
+                    at = at.resolve(location);
+                    continue;
+                }
+                throw error(status, text, "GET " + path);
             } catch (IOException e) {
-                throw error(res.statusCode(), "", "GET " + path);
+                if (c != null) {
+                    c.disconnect();
+                }
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "GET " + at + ": " + e, e);
             }
         }
-        return res.body();
+    }
+
+    /** The body of an answer that is not the artifact, up to {@link #MAX_ERROR_BODY} ("" when none). */
+    private static String errorText(HttpURLConnection c) {
+        try (InputStream in = c.getErrorStream()) {
+            return in == null ? "" : new String(in.readNBytes(MAX_ERROR_BODY), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     @Override
