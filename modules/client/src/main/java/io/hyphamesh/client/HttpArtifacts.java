@@ -8,10 +8,12 @@ import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.Proxy;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -156,7 +158,14 @@ final class HttpArtifacts implements Artifacts {
                 c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
                 c.setReadTimeout(timeout);
                 c.setRequestProperty("Authorization", "Bearer " + client.token());
-                int status = c.getResponseCode();
+                c.connect(); // a connect that fails or times out is "unavailable", a server that does not answer "timeout"
+                int status;
+                try {
+                    status = c.getResponseCode();
+                } catch (SocketTimeoutException e) {
+                    c.disconnect();
+                    throw new HyphaException(ErrorCode.TIMEOUT, "GET " + at + ": no answer within " + timeout + " ms", e);
+                }
                 if (status == 200) {
                     return c.getInputStream();
                 }
@@ -260,6 +269,9 @@ final class HttpArtifacts implements Artifacts {
             HttpResponse<T> res;
             try {
                 res = http.send(at, handler);
+            } catch (HttpTimeoutException e) {
+                throw new HyphaException(ErrorCode.TIMEOUT, at.method() + " " + at.uri() + ": no answer within "
+                        + at.timeout().map(d -> d.toMillis() + " ms").orElse("its timeout"), e);
             } catch (IOException e) {
                 throw new HyphaException(ErrorCode.UNAVAILABLE, at.method() + " " + at.uri() + ": " + e, e);
             } catch (InterruptedException e) {

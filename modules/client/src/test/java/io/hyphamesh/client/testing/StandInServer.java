@@ -42,6 +42,7 @@ public final class StandInServer implements AutoCloseable {
     private final AtomicInteger connects = new AtomicInteger();
     private final Thread acceptor;
     private volatile String redirectHttpTo;
+    private volatile boolean stallHttp;
 
     private StandInServer(OnConnect onConnect) throws IOException {
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -60,6 +61,12 @@ public final class StandInServer implements AutoCloseable {
      */
     public StandInServer redirectHttpTo(String base) {
         this.redirectHttpTo = base;
+        return this;
+    }
+
+    /** Reads every plain HTTP request (not an upgrade) and never answers it: a server that hangs. */
+    public StandInServer stallHttp() {
+        this.stallHttp = true;
         return this;
     }
 
@@ -95,7 +102,7 @@ public final class StandInServer implements AutoCloseable {
     private void serve(Socket s) {
         try {
             Peer p = new Peer(s);
-            if (!p.upgrade(redirectHttpTo)) {
+            if (!p.upgrade(redirectHttpTo, stallHttp)) {
                 return;
             }
             connects.incrementAndGet();
@@ -130,7 +137,7 @@ public final class StandInServer implements AutoCloseable {
             this.out = socket.getOutputStream();
         }
 
-        private boolean upgrade(String redirect) throws IOException {
+        private boolean upgrade(String redirect, boolean stall) throws IOException {
             String key = null;
             String target = "/";
             StringBuilder line = new StringBuilder();
@@ -155,6 +162,13 @@ public final class StandInServer implements AutoCloseable {
                 } else {
                     line.append((char) c);
                 }
+            }
+            if (key == null && stall) {
+                // hold the socket, answer nothing; the client gives up (its timeout) or we close
+                while (in.read() >= 0) {
+                    // discard
+                }
+                return false;
             }
             if (key == null && redirect != null) {
                 out.write(("HTTP/1.1 307 Temporary Redirect\r\nLocation: " + redirect + target
