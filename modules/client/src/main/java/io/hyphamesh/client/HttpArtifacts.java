@@ -157,7 +157,7 @@ final class HttpArtifacts implements Artifacts {
                 c.setUseCaches(false);
                 c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
                 c.setReadTimeout(timeout);
-                c.setRequestProperty("Authorization", "Bearer " + client.token());
+                c.setRequestProperty("Authorization", bearer());
                 c.connect(); // a connect that fails or times out is "unavailable", a server that does not answer "timeout"
                 int status;
                 try {
@@ -259,7 +259,12 @@ final class HttpArtifacts implements Artifacts {
 
     HttpRequest.Builder authorized(URI uri) {
         return HttpRequest.newBuilder(uri).version(HttpClient.Version.HTTP_1_1)
-                .header("Authorization", "Bearer " + client.token());
+                .header("Authorization", bearer());
+    }
+
+    /** The value of the {@code Authorization} header of binding-plane requests. */
+    private String bearer() {
+        return "Bearer " + client.token();
     }
 
     /** Sends {@code req}, following 307/308 redirects to another server with the same method, body and token. */
