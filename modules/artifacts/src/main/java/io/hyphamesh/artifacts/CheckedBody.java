@@ -57,8 +57,26 @@ final class CheckedBody extends FilterInputStream {
         return n < 0 ? -1 : one[0] & 0xff;
     }
 
+    /**
+     * Fills {@code len} bytes unless the body ends first. The web server hands a body over in
+     * pieces of whatever arrived (~4 KiB on loopback); a provider that writes each read as it comes
+     * (jclouds' filesystem store: one {@code write(2)} per read) then writes partial pages, which the
+     * kernel zero-fills first. Full reads keep its 8 KiB writes page-aligned.
+     */
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
+        int done = 0;
+        while (done < len) {
+            int n = readSome(b, off + done, len - done);
+            if (n < 0) {
+                return done == 0 ? -1 : done;
+            }
+            done += n;
+        }
+        return done;
+    }
+
+    private int readSome(byte[] b, int off, int len) throws IOException {
         if (len == 0) {
             return 0;
         }

@@ -261,6 +261,9 @@ public final class HyphaServer implements AutoCloseable {
                 .port(config.intValue("port"))
                 .shutdownHook(false)
                 .putListenerSocketOption(StandardSocketOptions.SO_REUSEADDR, true)
+                // Helidon sets 4 KiB when left unset: every read then gets ~4 KiB and an 8 MB upload
+                // cost ~3x the CPU (a loopback sender waits on the tiny window, ACK by ACK)
+                .putListenerSocketOption(StandardSocketOptions.SO_RCVBUF, receiveBuffer(config))
                 // Helidon leaves Nagle on: a reply written while an earlier one is not yet
                 // acknowledged would wait for that ACK (up to the peer's delayed-ACK time)
                 .connectionOptions(o -> o.tcpNoDelay(true))
@@ -275,6 +278,14 @@ public final class HyphaServer implements AutoCloseable {
                         .build())
                 .routing(routing)
                 .build();
+    }
+
+    private static int receiveBuffer(HyphaConfig config) {
+        int bytes = config.intValue("http.receive-buffer-bytes");
+        if (bytes < 4096 || bytes > 64 << 20) {
+            throw new IllegalArgumentException("http.receive-buffer-bytes must be between 4096 and 67108864, got " + bytes);
+        }
+        return bytes;
     }
 
     private static <T> T joinStartup(CompletableFuture<T> f) {

@@ -54,6 +54,7 @@ public final class HyphaConfig {
             new Setting("objects.idle-timeout", "60s", "an object with no activity and no subscribers this long is hibernated"),
             new Setting("objects.list-limit", "1000", "largest page of GET /v1/workspaces/{ws}/objects (and its default)"),
             new Setting("http.max-body-bytes", "65536", "largest control-plane request body"),
+            new Setting("http.receive-buffer-bytes", "262144", "TCP receive buffer of every accepted socket (SO_RCVBUF; the kernel may cap it at net.core.rmem_max)"),
             new Setting("ws.max-frame-bytes", "1048576", "largest WebSocket message a client may send"),
             new Setting("ws.max-in-flight", "1024", "requests one socket may have unanswered"),
             new Setting("ws.max-sockets-per-workspace", "100000", "concurrent sockets one workspace accepts"),
