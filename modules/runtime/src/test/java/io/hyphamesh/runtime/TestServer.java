@@ -71,6 +71,13 @@ public final class TestServer implements AutoCloseable {
     }
 
     /**
+     * Ports this JVM handed out: test classes run two at a time, and a server restarting on its
+     * port leaves it unbound for a moment, long enough for another test's probe to take it (seen as
+     * "port ... is already in use" on a restart).
+     */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
      * A port that is free now, picked below the kernel's range of ephemeral ports (32768-60999 on
      * Linux). A server that restarts on its port must find it still free: a port the kernel hands out
      * (as {@code bind(0)} does) may meanwhile become the local end of any test's outgoing connection,
@@ -80,13 +87,16 @@ public final class TestServer implements AutoCloseable {
     public static int freePort() {
         for (int attempt = 1; ; attempt++) {
             int p = java.util.concurrent.ThreadLocalRandom.current().nextInt(20_000, 32_768);
+            if (!HANDED_OUT.add(p)) {
+                continue; // another test's server may be between its close and its restart on it
+            }
             // no SO_REUSEADDR: a port with connections of an earlier server still in TIME_WAIT is passed over
             try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
                 probe.setReuseAddress(false);
                 probe.bind(new java.net.InetSocketAddress("127.0.0.1", p));
                 return p;
             } catch (IOException e) {
-                if (attempt == 100) {
+                if (attempt >= 100) {
                     throw new UncheckedIOException("no free port found in 100 tries", e);
                 }
             }
