@@ -43,6 +43,8 @@ final class MultipartPlane {
     private final UploadRecords records;
     private final Optional<SigV4Presigner> sigV4;
     private final Optional<UrlSigner> urlSigner;
+    /** The filesystem provider's completion in the kernel; empty for the other providers. */
+    private final Optional<LocalAssembly> assembly;
 
     MultipartPlane(Bucket bucket, UploadRecords records, Optional<SigV4Presigner> sigV4, Optional<UrlSigner> urlSigner) {
         this.bucket = bucket;
@@ -51,6 +53,7 @@ final class MultipartPlane {
         this.records = records;
         this.sigV4 = sigV4;
         this.urlSigner = urlSigner;
+        this.assembly = LocalAssembly.of(config, bucket.container());
     }
 
     Upload initiate(String workspace, String path, long size, long partSize, String contentType) {
@@ -146,13 +149,35 @@ final class MultipartPlane {
             String key = Bucket.key(workspace, info.path());
             String etag;
             try {
-                etag = Bucket.multipartEtag(ordered, blobs.completeMultipartUpload(mpu, ordered));
+                etag = assemble(mpu, ordered, info.contentType())
+                        .orElseGet(() -> Bucket.multipartEtag(ordered, blobs.completeMultipartUpload(mpu, ordered)));
             } catch (RuntimeException e) {
                 throw bucket.writeFailure(e, "complete upload " + uploadId + " to", info.path(), key);
             }
             records.forget(record);
             return bucket.infoAfterWrite(info.path(), key, info.size(), etag, info.contentType());
         });
+    }
+
+    /**
+     * The filesystem provider's blob joined from its part files in the kernel, its parts then dropped
+     * by jclouds' abort; answers the ETag, or empty (nothing written) to complete through jclouds.
+     */
+    private Optional<String> assemble(MultipartUpload mpu, List<MultipartPart> ordered, String contentType) {
+        if (assembly.isEmpty()) {
+            return Optional.empty();
+        }
+        String etag = Bucket.multipartEtag(ordered, "");
+        if (etag.isEmpty() || !assembly.get().complete(mpu, ordered, etag, contentType)) {
+            return Optional.empty();
+        }
+        try {
+            blobs.abortMultipartUpload(mpu);
+        } catch (RuntimeException e) {
+            // the blob is whole and in place; parts left behind cost disk only, and go with the workspace
+            LOG.log(System.Logger.Level.WARNING, "completed upload " + mpu.id() + " but could not drop its parts", e);
+        }
+        return Optional.of(etag);
     }
 
     /** The client's part list by number, or {@code bad_request} when it does not name every part once. */

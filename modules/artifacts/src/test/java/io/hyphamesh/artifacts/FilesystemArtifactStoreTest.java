@@ -2,13 +2,18 @@ package io.hyphamesh.artifacts;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -16,6 +21,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.testing.PatternStream;
 
 /** The contract on the jclouds filesystem provider, part URLs served through {@link PartShim}. */
 class FilesystemArtifactStoreTest extends ArtifactStoreContract {
@@ -87,5 +93,54 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
         assertCode(ErrorCode.CONFLICT, () -> store.complete(ws, up.id(), etags));
         assertTrue(store.delete(ws, "a"));
         assertEquals(10, store.complete(ws, up.id(), etags).size(), "completes once the clash is gone");
+    }
+
+    /**
+     * The completion joins the part files itself ({@link LocalAssembly}); what it leaves must be the
+     * file jclouds' own completion writes: its xattrs, a private mode, no part or stub left.
+     */
+    @Test
+    void aCompletedUploadIsTheFileJcloudsWouldHaveWritten() throws Exception {
+        String ws = ws();
+        Upload up = store.initiate(ws, "joined/x.bin", 11 * MIB, 5 * MIB, "application/x-joined");
+        BlobInfo done = store.complete(ws, up.id(), putAllParts(up, 21));
+        Path file = root.resolve("shared/blobs/artifacts").resolve(ws).resolve("joined/x.bin");
+        assertEquals(Digest.of(PatternStream.of(21, 11 * MIB)), Digest.of(Files.readAllBytes(file)));
+        UserDefinedFileAttributeView view = Files.getFileAttributeView(file, UserDefinedFileAttributeView.class);
+        assertEquals('"' + done.etag() + '"', xattr(view, "user.content-md5"));
+        assertEquals("application/x-joined", xattr(view, "user.content-type"));
+        assertEquals("STANDARD", xattr(view, "user.storage-tier"));
+        assertFalse(Files.getPosixFilePermissions(file).contains(PosixFilePermission.OTHERS_READ), "a private blob");
+        BlobInfo head = store.head(ws, "joined/x.bin").orElseThrow();
+        assertEquals(done.etag(), head.etag());
+        assertEquals(11 * MIB, head.size());
+        assertEquals(0, leftovers(store, "shared"), () -> "no part or stub left: " + multipartFiles(store, "shared"));
+    }
+
+    /** A server killed while joining the parts leaves the half-joined file as the upload's part 0. */
+    @Test
+    void aHalfJoinedFileIsReplacedByTheNextCompletionAndRemovedByAnAbort() throws Exception {
+        String ws = ws();
+        Upload up = store.initiate(ws, "half/a.bin", 10 * MIB, 5 * MIB, "application/octet-stream");
+        List<PartEtag> etags = putAllParts(up, 3);
+        Path part1 = Path.of(multipartFiles(store, "shared").stream().filter(f -> f.endsWith("-1")).findFirst().orElseThrow());
+        Path part0 = part1.resolveSibling(part1.getFileName().toString().replaceAll("-1$", "-0"));
+        Files.write(part0, new byte[3 * (int) MIB]);
+        assertEquals(10 * MIB, store.complete(ws, up.id(), etags).size());
+        assertEquals(Digest.of(PatternStream.of(3, 10 * MIB)), Digest.of(read(store.get(ws, "half/a.bin", Optional.empty()))));
+        assertEquals(0, leftovers(store, "shared"), () -> "nothing left: " + multipartFiles(store, "shared"));
+
+        Upload other = store.initiate(ws, "half/b.bin", 10 * MIB, 5 * MIB, "application/octet-stream");
+        putAllParts(other, 4);
+        Path p1 = Path.of(multipartFiles(store, "shared").stream().filter(f -> f.endsWith("-1")).findFirst().orElseThrow());
+        Files.write(p1.resolveSibling(p1.getFileName().toString().replaceAll("-1$", "-0")), new byte[7]);
+        store.abort(ws, other.id());
+        assertEquals(0, leftovers(store, "shared"), () -> "an abort takes part 0 too: " + multipartFiles(store, "shared"));
+    }
+
+    private static String xattr(UserDefinedFileAttributeView view, String name) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(view.size(name));
+        view.read(name, b);
+        return new String(b.array(), StandardCharsets.UTF_8);
     }
 }
