@@ -43,8 +43,8 @@ final class MultipartPlane {
     private final UploadRecords records;
     private final Optional<SigV4Presigner> sigV4;
     private final Optional<UrlSigner> urlSigner;
-    /** The filesystem provider's completion in the kernel; empty for the other providers. */
-    private final Optional<LocalAssembly> assembly;
+    /** The filesystem provider's part and blob files, written without jclouds' copies; empty for the other providers. */
+    private final Optional<LocalBlobFiles> local;
 
     MultipartPlane(Bucket bucket, UploadRecords records, Optional<SigV4Presigner> sigV4, Optional<UrlSigner> urlSigner) {
         this.bucket = bucket;
@@ -53,7 +53,7 @@ final class MultipartPlane {
         this.records = records;
         this.sigV4 = sigV4;
         this.urlSigner = urlSigner;
-        this.assembly = LocalAssembly.of(config, bucket.container());
+        this.local = LocalBlobFiles.of(config, bucket.container());
     }
 
     Upload initiate(String workspace, String path, long size, long partSize, String contentType) {
@@ -164,11 +164,11 @@ final class MultipartPlane {
      * by jclouds' abort; answers the ETag, or empty (nothing written) to complete through jclouds.
      */
     private Optional<String> assemble(MultipartUpload mpu, List<MultipartPart> ordered, String contentType) {
-        if (assembly.isEmpty()) {
+        if (local.isEmpty()) {
             return Optional.empty();
         }
         String etag = Bucket.multipartEtag(ordered, "");
-        if (etag.isEmpty() || !assembly.get().complete(mpu, ordered, etag, contentType)) {
+        if (etag.isEmpty() || !local.get().complete(mpu, ordered, etag, contentType)) {
             return Optional.empty();
         }
         try {
@@ -325,6 +325,13 @@ final class MultipartPlane {
         return records.shared(uploadId, () -> {
             UploadRecord record = records.require(workspace, uploadId);
             CheckedBody checked = CheckedBody.of(body, length, length, "part " + partNumber);
+            if (local.isPresent()) {
+                try {
+                    return local.get().putPart(records.mpu(record), partNumber, checked, length);
+                } catch (RuntimeException e) {
+                    throw Failures.map(e, "write part " + partNumber + " of upload " + uploadId);
+                }
+            }
             Payload payload = Payloads.newInputStreamPayload(checked);
             payload.getContentMetadata().setContentLength(length);
             try {

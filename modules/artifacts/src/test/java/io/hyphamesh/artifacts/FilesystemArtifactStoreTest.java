@@ -117,6 +117,35 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
         assertEquals(0, leftovers(store, "shared"), () -> "no part or stub left: " + multipartFiles(store, "shared"));
     }
 
+    /** A put and a part are written without jclouds too ({@link LocalBlobFiles}): the files jclouds writes. */
+    @Test
+    void aPutAndAPartAreTheFilesJcloudsWouldHaveWritten() throws Exception {
+        String ws = ws();
+        byte[] body = "hello, files".getBytes(StandardCharsets.UTF_8);
+        BlobInfo put = store.put(ws, "p/q.txt", new ByteArrayInputStream(body), body.length, "text/plain");
+        assertEquals(md5(body), put.etag());
+        Path file = root.resolve("shared/blobs/artifacts").resolve(ws).resolve("p/q.txt");
+        UserDefinedFileAttributeView view = Files.getFileAttributeView(file, UserDefinedFileAttributeView.class);
+        assertEquals(put.etag(), java.util.HexFormat.of().formatHex(xattrBytes(view, "user.content-md5")), "the MD5's 16 bytes");
+        assertEquals("text/plain", xattr(view, "user.content-type"));
+        assertEquals("STANDARD", xattr(view, "user.storage-tier"));
+        assertFalse(Files.getPosixFilePermissions(file).contains(PosixFilePermission.OTHERS_READ), "a private blob");
+        assertEquals(Optional.of("text/plain"), store.head(ws, "p/q.txt").orElseThrow().contentType());
+        try (Stream<Path> siblings = Files.list(file.getParent())) {
+            assertEquals(List.of(file), siblings.toList(), "no temporary file left beside it");
+        }
+
+        Upload up = store.initiate(ws, "p/r.bin", 6 * MIB, 5 * MIB, "application/octet-stream");
+        String etag = etagOf(putPart(up.parts().get(0), 8));
+        Path part = Path.of(multipartFiles(store, "shared").stream().filter(f -> f.endsWith("-1")).findFirst().orElseThrow());
+        assertEquals(Digest.of(PatternStream.slice(8, 0, 5 * MIB)), Digest.of(Files.readAllBytes(part)));
+        UserDefinedFileAttributeView pv = Files.getFileAttributeView(part, UserDefinedFileAttributeView.class);
+        assertEquals(Bucket.cleanEtag(etag), java.util.HexFormat.of().formatHex(xattrBytes(pv, "user.content-md5")));
+        assertEquals("application/unknown", xattr(pv, "user.content-type"), "as jclouds' parts");
+        store.abort(ws, up.id());
+        assertEquals(0, leftovers(store, "shared"));
+    }
+
     /** A server killed while joining the parts leaves the half-joined file as the upload's part 0. */
     @Test
     void aHalfJoinedFileIsReplacedByTheNextCompletionAndRemovedByAnAbort() throws Exception {
@@ -139,8 +168,12 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
     }
 
     private static String xattr(UserDefinedFileAttributeView view, String name) throws IOException {
+        return new String(xattrBytes(view, name), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] xattrBytes(UserDefinedFileAttributeView view, String name) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(view.size(name));
         view.read(name, b);
-        return new String(b.array(), StandardCharsets.UTF_8);
+        return b.array();
     }
 }
