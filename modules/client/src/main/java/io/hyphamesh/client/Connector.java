@@ -184,6 +184,11 @@ final class Connector implements Link.Owner {
         client.onFrame(l, f);
     }
 
+    @Override
+    public void onAnswer(Link l, long re, String ok) {
+        client.onAnswer(re, ok);
+    }
+
     /** The socket dropped (not by us): fail what cannot be sent again, then reconnect. Any thread. */
     @Override
     public void onLost(Link l, int code, String reason, boolean abrupt) {

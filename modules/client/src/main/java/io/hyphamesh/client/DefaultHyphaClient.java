@@ -215,7 +215,18 @@ final class DefaultHyphaClient implements HyphaClient {
             p.future().completeExceptionally(HyphaException.fromJson(f.value("err").asJsonObject()));
             return;
         }
-        String ok = f.has("ok") ? f.raw("ok") : "null";
+        complete(p, f.has("ok") ? f.raw("ok") : "null");
+    }
+
+    /** A success answer read without a frame scan ({@link AnswerText}); the request's reader checks {@code ok}. */
+    void onAnswer(long re, String ok) {
+        PendingTable.Entry p = pending.take(re);
+        if (p != null) {
+            complete(p, ok);
+        }
+    }
+
+    private void complete(PendingTable.Entry p, String ok) {
         if (p.onReply() != null) {
             try {
                 p.onReply().accept(ok);

@@ -55,6 +55,9 @@ final class Link {
         /** A frame other than the hello arrived. */
         void onFrame(Link link, Frame frame);
 
+        /** A success answer to request {@code re}, its {@code ok} value's text not yet checked ({@link AnswerText}). */
+        void onAnswer(Link link, long re, String ok);
+
         /**
          * The socket ended. {@code abrupt} when it ended without a close frame from the server (TCP
          * closed or reset, or a read failed): nothing tells what the server did with what was in flight.
@@ -110,6 +113,8 @@ final class Link {
     private volatile Socket socket;
     /** Writes the socket's frames; null until the upgrade succeeded. */
     private volatile WebSocketCodec.Writer writer;
+    /** The request id of a success answer read by {@link AnswerText} (the reader thread's). */
+    private final long[] answerId = new long[1];
     private volatile Thread reader;
     private volatile int maxBatchChars = MAX_BATCH_CHARS;
 
@@ -425,6 +430,13 @@ final class Link {
     }
 
     private void onMessage(String text) {
+        if (hello.isDone()) {
+            int ok = AnswerText.okStart(text, answerId);
+            if (ok > 0) {
+                owner.onAnswer(this, answerId[0], text.substring(ok, text.length() - 1));
+                return;
+            }
+        }
         for (Frame f : Frame.parseMessage(text)) {
             if (f == null) {
                 continue;
