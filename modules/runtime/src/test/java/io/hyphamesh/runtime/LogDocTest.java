@@ -113,6 +113,32 @@ class LogDocTest {
         }
     }
 
+    /**
+     * Page answers of every frame length the server writes: under 16 KiB (header and payload in one
+     * write), 16-bit and 64-bit lengths (the header written before the payload), each read back exact.
+     */
+    @Test
+    void pagesOfEveryFrameLengthReadBackExact() {
+        String ws = server.newWorkspace();
+        try (HyphaClient c = server.client(ws, "read_write", "pages")) {
+            Log log = c.log("pages");
+            String pad = "x".repeat(3000);
+            List<JsonObject> bodies = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                bodies.add(Json.createObjectBuilder().add("i", i).add("pad", pad).build());
+            }
+            log.appendAll(bodies, T);
+            for (int limit : new int[] {2, 10, 40}) { // ~6 KB, ~30 KB, ~120 KB of answer
+                LogPage page = log.read(1, limit, T);
+                assertEquals(limit, page.entries().size());
+                for (int i = 0; i < limit; i++) {
+                    assertEquals(i + 1, page.entries().get(i).seq());
+                    assertEquals(bodies.get(i), page.entries().get(i).body(), "entry " + (i + 1) + " of a page of " + limit);
+                }
+            }
+        }
+    }
+
     @Test
     void idempotentRetriesWriteOnce() {
         String ws = server.newWorkspace();

@@ -438,7 +438,7 @@ public final class LogObject extends LiveObject {
             long from = Math.max(f.longValue("from", first), first);
             out = range(from, Math.min(last, from + limit - 1), limit);
         }
-        JsonOut o = JsonOut.object(64 + out.size() * 64).beginArray("entries");
+        JsonOut o = JsonOut.object(pageChars(out)).beginArray("entries");
         // a page stops early past READ_BYTES (at least one entry): its 'next' continues from there
         LogEntry lastShown = null;
         for (LogEntry e : out) {
@@ -453,6 +453,18 @@ public final class LogObject extends LiveObject {
             o.num(backward ? "before" : "next", backward ? lastShown.seq() : lastShown.seq() + 1);
         }
         gate.answerWhenVisible(r, o.end());
+    }
+
+    /** Room for a page of these entries ({@code {"seq":…,"ts":…,"body":…}} each), up to the soft cap, so it is not regrown. */
+    private static int pageChars(List<LogEntry> entries) {
+        long n = 96;
+        for (LogEntry e : entries) {
+            n += e.body().length() + 48;
+            if (n > READ_BYTES) {
+                break;
+            }
+        }
+        return (int) Math.min(n + 1024, Integer.MAX_VALUE - 16);
     }
 
     /** Entries lo..hi (inclusive), from storage below the cache and from the cache above. */

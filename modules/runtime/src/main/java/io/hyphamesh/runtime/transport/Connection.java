@@ -480,6 +480,10 @@ final class Connection implements Session {
 
     /** Writes a batch; true when it ended with the close frame (nothing more may be written). */
     private boolean writeBatch(List<Object> batch) {
+        if (batch.size() == 1 && batch.get(0) instanceof String only) {
+            ws.send(only, true); // the common case, a lone answer: sent as it is, not copied into a batch first
+            return false;
+        }
         StringBuilder b = null;
         int frames = 0;
         for (Object o : batch) {
@@ -502,13 +506,16 @@ final class Connection implements Session {
             }
             String s = (String) o;
             if (b == null) {
-                b = new StringBuilder(Math.max(256, s.length() * 2));
+                b = new StringBuilder(batchChars(batch)).append('[');
             } else if (b.length() + s.length() > MAX_BATCH_CHARS) {
                 flush(b, frames);
-                b = new StringBuilder(Math.max(256, s.length() * 2));
+                b = new StringBuilder(batchChars(batch)).append('[');
                 frames = 0;
             }
-            b.append(frames == 0 ? "" : ",").append(s);
+            if (frames > 0) {
+                b.append(',');
+            }
+            b.append(s);
             frames++;
         }
         if (b != null) {
@@ -517,12 +524,20 @@ final class Connection implements Session {
         return false;
     }
 
-    private void flush(StringBuilder b, int frames) {
-        if (frames == 1) {
-            ws.send(b.toString(), true);
-        } else {
-            ws.send("[" + b + "]", true);
+    /** Room for the batch as one message (its frames, commas and brackets), at most {@code MAX_BATCH_CHARS} + 2. */
+    private static int batchChars(List<Object> batch) {
+        long n = 2;
+        for (Object o : batch) {
+            if (o instanceof String s) {
+                n += s.length() + 1;
+            }
         }
+        return (int) Math.min(n, MAX_BATCH_CHARS + 2L);
+    }
+
+    /** Sends what {@code b} holds after its opening bracket: one frame alone, several as an array. */
+    private void flush(StringBuilder b, int frames) {
+        ws.send(frames == 1 ? b.substring(1) : b.append(']').toString(), true);
     }
 
     private record CloseRequest(int code, String reason) {

@@ -464,10 +464,13 @@ final class WsSocket implements ServerConnection, WsSession {
         throw new CloseConnectionException("WebSocket terminated");
     }
 
+    /** A payload at least this long is written after its header instead of being copied behind it. */
+    private static final int SEPARATE_PAYLOAD_BYTES = 16 * 1024;
+
     private void write(int op, boolean fin, byte[] payload) {
         int n = payload.length;
         int header = n < 126 ? 2 : n <= 0xFFFF ? 4 : 10;
-        byte[] frame = new byte[header + n];
+        byte[] frame = new byte[n >= SEPARATE_PAYLOAD_BYTES ? header : header + n];
         frame[0] = (byte) ((fin ? 0x80 : 0) | op);
         if (n < 126) {
             frame[1] = (byte) n;
@@ -480,6 +483,12 @@ final class WsSocket implements ServerConnection, WsSession {
             for (int i = 0; i < 8; i++) {
                 frame[2 + i] = (byte) ((long) n >>> (56 - 8 * i));
             }
+        }
+        if (frame.length == header) {
+            // a page of entries, a big body: two writes cost less than copying it once more
+            ctx.dataWriter().writeNow(BufferData.create(frame));
+            ctx.dataWriter().writeNow(BufferData.create(payload));
+            return;
         }
         System.arraycopy(payload, 0, frame, header, n);
         ctx.dataWriter().writeNow(BufferData.create(frame));
