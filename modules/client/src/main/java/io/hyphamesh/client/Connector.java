@@ -189,6 +189,11 @@ final class Connector implements Link.Owner {
         client.onAnswer(re, ok);
     }
 
+    @Override
+    public void onLogEvents(Link l, EventText events, String text) {
+        client.onLogEvents(events, text);
+    }
+
     /** The socket dropped (not by us): fail what cannot be sent again, then reconnect. Any thread. */
     @Override
     public void onLost(Link l, int code, String reason, boolean abrupt) {

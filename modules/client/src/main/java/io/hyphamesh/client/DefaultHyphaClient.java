@@ -23,6 +23,7 @@ import java.util.logging.Logger;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.Op;
@@ -216,6 +217,24 @@ final class DefaultHyphaClient implements HyphaClient {
             return;
         }
         complete(p, f.has("ok") ? f.raw("ok") : "null");
+    }
+
+    /** Log entry events read without a frame each ({@link EventText}), in order (reader thread). */
+    void onLogEvents(EventText e, String text) {
+        for (int i = 0; i < e.count; i++) {
+            SubscriptionBase s = subsByServerId.get(e.sub[i]);
+            if (s == null) {
+                continue;
+            }
+            String body = text.substring(e.bodyFrom[i], e.bodyTo[i]);
+            if (s instanceof LogHandle.LogSub log) {
+                log.onEntry(e.seq[i], e.ts[i], body);
+            } else {
+                // an entry event for another kind of subscription: what its own reader makes of it
+                s.onEvent(Frame.parse(JsonOut.object(body.length() + 64).num("ev", e.sub[i]).num("seq", e.seq[i])
+                        .num("ts", e.ts[i]).raw("body", body).end()));
+            }
+        }
     }
 
     /** A success answer read without a frame scan ({@link AnswerText}); the request's reader checks {@code ok}. */

@@ -58,6 +58,9 @@ final class Link {
         /** A success answer to request {@code re}, its {@code ok} value's text not yet checked ({@link AnswerText}). */
         void onAnswer(Link link, long re, String ok);
 
+        /** A message of Log entry events only, read by {@code events} from {@code text} ({@link EventText}). */
+        void onLogEvents(Link link, EventText events, String text);
+
         /**
          * The socket ended. {@code abrupt} when it ended without a close frame from the server (TCP
          * closed or reset, or a read failed): nothing tells what the server did with what was in flight.
@@ -115,6 +118,8 @@ final class Link {
     private volatile WebSocketCodec.Writer writer;
     /** The request id of a success answer read by {@link AnswerText} (the reader thread's). */
     private final long[] answerId = new long[1];
+    /** The reader of messages of Log entry events (the reader thread's). */
+    private final EventText events = new EventText();
     private volatile Thread reader;
     private volatile int maxBatchChars = MAX_BATCH_CHARS;
 
@@ -434,6 +439,10 @@ final class Link {
             int ok = AnswerText.okStart(text, answerId);
             if (ok > 0) {
                 owner.onAnswer(this, answerId[0], text.substring(ok, text.length() - 1));
+                return;
+            }
+            if (events.read(text)) {
+                owner.onLogEvents(this, events, text);
                 return;
             }
         }

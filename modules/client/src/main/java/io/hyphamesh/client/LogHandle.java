@@ -259,16 +259,7 @@ final class LogHandle implements Log {
         @Override
         void onEvent(Frame f) {
             if (f.has("seq")) {
-                long seq = f.longValue("seq");
-                if (seq <= lastReceived) {
-                    return;
-                }
-                lastReceived = seq;
-                LogRecord r = record(f);
-                deliver(() -> {
-                    listener.accept(r);
-                    grant();
-                });
+                onEntry(f.longValue("seq"), f.longValue("ts"), f.raw("body"));
             } else if (f.has("truncated")) {
                 long to = f.value("truncated").asJsonObject().getJsonNumber("to").longValue();
                 if (to > lastReceived) {
@@ -281,6 +272,19 @@ final class LogHandle implements Log {
             } else if (f.has("closed")) {
                 restore();
             }
+        }
+
+        /** An entry event (reader thread): delivered unless it was already received. */
+        void onEntry(long seq, long ts, String body) {
+            if (seq <= lastReceived) {
+                return;
+            }
+            lastReceived = seq;
+            LogRecord r = new LogRecord(seq, ts, body);
+            deliver(() -> {
+                listener.accept(r);
+                grant();
+            });
         }
 
         private void grant() {
