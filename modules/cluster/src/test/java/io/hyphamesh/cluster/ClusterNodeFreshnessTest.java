@@ -1,7 +1,6 @@
 package io.hyphamesh.cluster;
 
 import java.net.URI;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,7 +91,7 @@ class ClusterNodeFreshnessTest {
     }
 
     private Storage storage(String node) throws Exception {
-        Storage s = Storage.open(StorageConfig.builder().dataDir(Files.createTempDirectory("cluster-fresh"))
+        Storage s = Storage.open(StorageConfig.builder().dataDir(io.hyphamesh.testing.TempDirs.create("cluster-fresh"))
                 .url(url).user(PostgresProcess.USER).partitions(PARTITIONS).committers(1).readConnections(1)
                 .nodeId(node).ownership(StorageConfig.Ownership.COORDINATED).build());
         open.add(s);

@@ -1,7 +1,6 @@
 package io.hyphamesh.cluster;
 
 import java.net.URI;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -78,7 +77,7 @@ class ClusterNodeTest {
     }
 
     private Storage storage(String node) throws Exception {
-        Storage s = Storage.open(StorageConfig.builder().dataDir(Files.createTempDirectory("cluster-node"))
+        Storage s = Storage.open(StorageConfig.builder().dataDir(io.hyphamesh.testing.TempDirs.create("cluster-node"))
                 .url(url).user(PostgresProcess.USER).partitions(PARTITIONS).committers(1).readConnections(1)
                 .nodeId(node).ownership(StorageConfig.Ownership.COORDINATED).build());
         open.add(s);

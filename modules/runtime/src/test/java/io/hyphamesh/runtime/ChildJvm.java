@@ -156,7 +156,7 @@ public final class ChildJvm {
         Path log = DIR.resolve("training.log");
         Process p = null;
         try {
-            Path data = Files.createTempDirectory("hypha-aot-training");
+            Path data = io.hyphamesh.testing.TempDirs.create("hypha-aot-training");
             int port = TestServer.freePort();
             List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx256m"));
             cmd.addAll(TestServer.CHILD_JVM);

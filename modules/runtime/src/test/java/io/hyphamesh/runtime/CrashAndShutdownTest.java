@@ -66,7 +66,7 @@ class CrashAndShutdownTest {
 
     @Test
     void acknowledgedAppendsSurviveKillNineOfTheServer() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-crash");
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-crash");
         Set<Long> acked = new ConcurrentSkipListSet<>();
         try (ChildServer child = new ChildServer(dir)) {
             child.start();
@@ -117,7 +117,7 @@ class CrashAndShutdownTest {
      */
     @Test
     void acknowledgedDocWritesSurviveKillNineOfTheServer() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-crash-docs");
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-crash-docs");
         int docs = 100;
         java.util.concurrent.atomic.AtomicLongArray acked = new java.util.concurrent.atomic.AtomicLongArray(docs);
         java.util.concurrent.atomic.AtomicLongArray sent = new java.util.concurrent.atomic.AtomicLongArray(docs);
@@ -185,7 +185,7 @@ class CrashAndShutdownTest {
 
     @Test
     void sigtermShutsDownGracefullyAndKeepsEverything() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-term");
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-term");
         try (ChildServer child = new ChildServer(dir)) {
             child.start();
             http("POST", child.port(), "/v1/workspaces", "{\"name\":\"term\"}");

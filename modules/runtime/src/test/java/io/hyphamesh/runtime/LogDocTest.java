@@ -467,7 +467,7 @@ class LogDocTest {
 
     @Test
     void aMillionEntryReplayStreamsWithBoundedServerHeapAndNeverDropsTheSocket() throws Exception {
-        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("hypha-million");
+        java.nio.file.Path dir = io.hyphamesh.testing.TempDirs.create("hypha-million");
         try (ChildServer child = new ChildServer(dir, "-Xmx192m")) {
             child.start();
             TestServer.Response ws = postRoot(child.port(), "/v1/workspaces", "{\"name\":\"big\"}");

@@ -28,7 +28,7 @@ class LowMemoryRefusalTest {
 
     @Test
     void socketsAreRefusedWith503BeforeTheHeapRunsOut() throws Exception {
-        try (ChildServer child = new ChildServer(Files.createTempDirectory("hypha-lowmem"), "-Xmx48m")) {
+        try (ChildServer child = new ChildServer(io.hyphamesh.testing.TempDirs.create("hypha-lowmem"), "-Xmx48m")) {
             child.start();
             HttpClient http = HttpClient.newHttpClient();
             http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + child.port() + "/v1/workspaces"))

@@ -1,6 +1,5 @@
 package io.hyphamesh.runtime;
 
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -107,7 +106,7 @@ class WireEdgeCasesTest {
 
     @Test
     void anAppendRightAfterADeleteSurvivesKillNine() throws Exception {
-        try (ChildServer child = new ChildServer(Files.createTempDirectory("hypha-review"))) {
+        try (ChildServer child = new ChildServer(io.hyphamesh.testing.TempDirs.create("hypha-review"))) {
             child.start();
             java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
                             java.net.URI.create("http://127.0.0.1:" + child.port() + "/v1/workspaces"))

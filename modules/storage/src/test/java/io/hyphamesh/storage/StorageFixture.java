@@ -1,8 +1,5 @@
 package io.hyphamesh.storage;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -113,11 +110,7 @@ final class StorageFixture {
     }
 
     static Path tempDir() {
-        try {
-            return Files.createTempDirectory("hypha-storage-test");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return io.hyphamesh.testing.TempDirs.create("hypha-storage-test");
     }
 
     static ObjectRow logRow(long id, ObjectId oid, long lastSeq) {

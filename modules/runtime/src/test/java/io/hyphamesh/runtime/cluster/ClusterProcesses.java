@@ -149,7 +149,7 @@ final class ClusterProcesses implements AutoCloseable {
         this.partitions = partitions;
         this.sessionTimeout = sessionTimeout;
         this.dbUrl = PostgresProcess.sharedOrSkip().newDatabase();
-        this.dir = Files.createTempDirectory("hypha-cluster");
+        this.dir = io.hyphamesh.testing.TempDirs.create("hypha-cluster");
         this.zk = ZooKeeperProcess.start(dir.resolve("zk"), 250);
         for (int i = 1; i <= servers; i++) {
             Node n = new Node("node-" + i, dir.resolve("node-" + i));

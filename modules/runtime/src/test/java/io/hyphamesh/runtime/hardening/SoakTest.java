@@ -66,7 +66,7 @@ class SoakTest {
 
     @Test
     void everythingAcknowledgedSurvivesAKillNineLoop() throws Exception {
-        dir = Files.createTempDirectory("hypha-soak");
+        dir = io.hyphamesh.testing.TempDirs.create("hypha-soak");
         long started = System.nanoTime();
         try {
             startChild();

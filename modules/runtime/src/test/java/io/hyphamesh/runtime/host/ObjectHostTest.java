@@ -1,6 +1,5 @@
 package io.hyphamesh.runtime.host;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -236,7 +235,7 @@ class ObjectHostTest {
 
     @Test
     void operationsOnOneObjectRunOneAtATimeWithAnExactFinalState() throws Exception {
-        ObjectHost host = host(Files.createTempDirectory("host"), "60s");
+        ObjectHost host = host(io.hyphamesh.testing.TempDirs.create("host"), "60s");
         ObjectId id = ObjectId.log("w", "counter");
         Answers answers = new Answers();
         int threads = 200;
@@ -260,7 +259,7 @@ class ObjectHostTest {
 
     @Test
     void operationsRunInArrivalOrder() throws Exception {
-        ObjectHost host = host(Files.createTempDirectory("host"), "60s");
+        ObjectHost host = host(io.hyphamesh.testing.TempDirs.create("host"), "60s");
         ObjectId id = ObjectId.log("w", "ordered");
         Answers answers = new Answers();
         for (long i = 1; i <= 5000; i++) {
@@ -275,7 +274,7 @@ class ObjectHostTest {
 
     @Test
     void twoBusyObjectsMakeProgressAtTheSameTime() throws Exception {
-        ObjectHost host = host(Files.createTempDirectory("host"), "60s");
+        ObjectHost host = host(io.hyphamesh.testing.TempDirs.create("host"), "60s");
         // each handler waits at a barrier for the other object's handler: only parallel objects pass it
         Probe.barrier = new CyclicBarrier(2);
         Answers answers = new Answers();
@@ -288,7 +287,7 @@ class ObjectHostTest {
 
     @Test
     void idleObjectsHibernateAndWakeWithTheirState() throws Exception {
-        ObjectHost host = host(Files.createTempDirectory("host"), "300ms");
+        ObjectHost host = host(io.hyphamesh.testing.TempDirs.create("host"), "300ms");
         ObjectId id = ObjectId.log("w", "sleepy");
         Answers answers = new Answers();
         for (long i = 1; i <= 3; i++) {
@@ -307,7 +306,7 @@ class ObjectHostTest {
 
     @Test
     void persistedAlarmsFireAfterARestart() throws Exception {
-        Path dir = Files.createTempDirectory("host");
+        Path dir = io.hyphamesh.testing.TempDirs.create("host");
         ObjectId id = ObjectId.log("w", "alarmed");
         ObjectHost first = host(dir, "60s");
         Answers answers = new Answers();

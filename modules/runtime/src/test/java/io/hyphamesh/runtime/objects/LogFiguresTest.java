@@ -1,7 +1,6 @@
 package io.hyphamesh.runtime.objects;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,7 +42,7 @@ class LogFiguresTest {
 
     @Test
     void figuresAreExactForEverythingAcknowledgedThroughTruncationRestartAndBackup() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-figures");
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-figures");
         List<Long> sizes = new ArrayList<>();
         String ws;
         try (TestServer s = TestServer.startAt(dir)) {
@@ -66,7 +65,7 @@ class LogFiguresTest {
             s.restart();
             assertFigures(listed(s, ws, "l"), 101, 300, sum(sizes, 101, 300), "after a restart, before any touch");
 
-            Path copy = Files.createTempDirectory("hypha-figures-backup").resolve("copy");
+            Path copy = io.hyphamesh.testing.TempDirs.create("hypha-figures-backup").resolve("copy");
             TestServer.Response b = s.post("/v1/backup", TestServer.ROOT, "{\"path\":\"" + copy + "\"}");
             assertEquals(201, b.status(), b.body());
             try (TestServer restored = TestServer.startAt(copy)) {
