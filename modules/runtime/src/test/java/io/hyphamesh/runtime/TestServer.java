@@ -6,7 +6,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,14 +52,11 @@ public final class TestServer implements AutoCloseable {
     }
 
     public static TestServer start(Map<String, String> overrides) {
-        try {
-            TestServer t = new TestServer(Files.createTempDirectory("hypha-test"), overrides);
-            t.ownsDataDir = true;
-            t.bootOnFreePort();
-            return t;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        // deleted at close, or when the JVM exits if the server never closed (a boot that failed)
+        TestServer t = new TestServer(TempDirs.create("hypha-test"), overrides);
+        t.ownsDataDir = true;
+        t.bootOnFreePort();
+        return t;
     }
 
     /** The server on an existing data directory (e.g. a backup). */
