@@ -101,34 +101,7 @@ final class EventText {
         return to + 1;
     }
 
-    /** Reads a plain integer (optional '-', 1-18 digits, no leading zero) at {@code p} into {@code num[0]}; its end, or -1. */
     private int integer(String t, int p) {
-        int i = p;
-        boolean negative = i < t.length() && t.charAt(i) == '-';
-        if (negative) {
-            i++;
-        }
-        int digits = i;
-        long v = 0;
-        while (i < t.length() && i - digits < 19) {
-            char c = t.charAt(i);
-            if (c < '0' || c > '9') {
-                break;
-            }
-            v = v * 10 + (c - '0');
-            i++;
-        }
-        int n = i - digits;
-        if (n == 0 || n > 18 || (n > 1 && t.charAt(digits) == '0')) {
-            return -1;
-        }
-        if (i < t.length()) {
-            char c = t.charAt(i);
-            if (c == '.' || c == 'e' || c == 'E') {
-                return -1;
-            }
-        }
-        num[0] = negative ? -v : v;
-        return i;
+        return PageText.integer(t, p, num);
     }
 }

@@ -103,7 +103,7 @@ final class PageText {
     }
 
     /** Reads a plain integer (optional '-', 1-18 digits, no leading zero) at {@code p} into {@code out[0]}; its end, or -1. */
-    private static int integer(String t, int p, long[] out) {
+    static int integer(String t, int p, long[] out) {
         int i = p;
         boolean negative = i < t.length() && t.charAt(i) == '-';
         if (negative) {
