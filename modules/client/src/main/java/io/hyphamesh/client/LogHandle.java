@@ -162,10 +162,6 @@ final class LogHandle implements Log {
         return new LogPage(entries, o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(), next);
     }
 
-    static LogRecord record(Frame e) {
-        return new LogRecord(e.longValue("seq"), e.longValue("ts"), e.raw("body"));
-    }
-
     @Override
     public LogInfo info() {
         return info(dflt());
