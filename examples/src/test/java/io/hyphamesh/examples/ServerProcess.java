@@ -86,6 +86,15 @@ final class ServerProcess implements AutoCloseable {
         }
         // up means: this process says it listens on this port (not merely: something answers there)
         String listening = ":" + port + " (data: ";
+        try {
+            return awaitUp(logStart, listening);
+        } catch (RuntimeException | AssertionError e) {
+            process.destroyForcibly(); // a server that never came up must not outlive the test
+            throw e;
+        }
+    }
+
+    private boolean awaitUp(long logStart, String listening) {
         return Awaitility.await("server on port " + port + " up").atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100)).ignoreExceptionsInstanceOf(IOException.class)
                 .until(() -> {
