@@ -215,6 +215,26 @@ class RealtimeTest {
         }
     }
 
+    /** A sweep that comes after absent-after (here the first one, 3 s after the set) still shows STALE before the leave. */
+    @Test
+    void aLateSweepStillShowsStaleBeforeLeave() {
+        try (TestServer own = TestServer.start(Map.of("presence.stale-after", "300ms",
+                "presence.absent-after", "600ms", "presence.sweep-interval", "3s"))) {
+            String ws = own.newWorkspace();
+            List<PresenceEvent> events = new CopyOnWriteArrayList<>();
+            try (HyphaClient watcher = own.client(ws, "read", "watcher")) {
+                watcher.presence().subscribe(events::add);
+                try (HyphaClient member = own.client(ws, "read_write", "member")) {
+                    member.presence().set(Json.createValue("here"), T);
+                } // no more heartbeats; the first sweep is 3 s after the set, past absent-after
+                Awaitility.await("leave seen").atMost(T).until(() -> has(events, "leave", "member"));
+                assertEquals(List.of("join:present", "stale:stale", "leave:absent"),
+                        events.stream().map(e -> e.type() + ":" + e.member().state()).toList());
+                assertTrue(watcher.presence().list(T).isEmpty(), "absent entries are removed");
+            }
+        }
+    }
+
     @Test
     void presenceUpdateAndLeaveArePropagated() {
         String ws = server.newWorkspace();

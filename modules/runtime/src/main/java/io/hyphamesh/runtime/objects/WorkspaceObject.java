@@ -339,27 +339,31 @@ public final class WorkspaceObject extends LiveObject {
         }
     }
 
-    /** The presence sweep: PRESENT -> STALE -> ABSENT on missed heartbeats. */
+    /**
+     * The presence sweep: PRESENT -> STALE -> ABSENT on missed heartbeats. A sweep that comes late (a busy
+     * machine) and finds a present entry already past absent-after still shows its watchers both steps.
+     */
     @Override
     protected void onAlarm() {
         long now = System.currentTimeMillis();
         Iterator<Presence> it = presence.values().iterator();
         List<Presence> left = new ArrayList<>();
-        List<Presence> stale = new ArrayList<>();
         while (it.hasNext()) {
             Presence p = it.next();
             long age = now - p.lastBeat;
+            if (age >= settings.staleAfter().toMillis() && p.state.equals("present")) {
+                p.state = "stale";
+                publishPresence("stale", p);
+            }
             if (age >= settings.absentAfter().toMillis()) {
                 it.remove();
-                p.state = "absent";
                 left.add(p);
-            } else if (age >= settings.staleAfter().toMillis() && p.state.equals("present")) {
-                p.state = "stale";
-                stale.add(p);
             }
         }
-        stale.forEach(p -> publishPresence("stale", p));
-        left.forEach(p -> publishPresence("leave", p));
+        for (Presence p : left) {
+            p.state = "absent";
+            publishPresence("leave", p);
+        }
         setAlarm(presence.isEmpty() ? Optional.empty() : Optional.of(Instant.now().plus(settings.sweepInterval())));
     }
 
