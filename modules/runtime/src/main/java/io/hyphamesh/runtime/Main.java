@@ -14,6 +14,12 @@ public final class Main {
     }
 
     public static void main(String[] args) throws InterruptedException {
+        if (System.getProperty("jdk.reflect.useNativeAccessorOnly") == null) {
+            // Guice (jclouds' wiring) reflects over hundreds of members once each at start: the JDK's
+            // default accessors spin a method handle class for each (~250 at an empty start, ~200 ms
+            // of CPU); the native ones cost nothing to make. Read once, at the first reflective call.
+            System.setProperty("jdk.reflect.useNativeAccessorOnly", "true");
+        }
         if (args.length > 0 && args[0].equals("migrate")) {
             System.exit(io.hyphamesh.storage.Migration.run(java.util.List.of(args).subList(1, args.length),
                     System.out, System.err));
