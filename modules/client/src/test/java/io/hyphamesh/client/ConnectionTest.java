@@ -242,7 +242,8 @@ class ConnectionTest {
             assertTrue(e.getMessage().startsWith("not connected (" + s.base() + " closed the socket (1001 server shutting down))"),
                     e.getMessage());
             assertTrue(e.getMessage().endsWith("append was not sent"), e.getMessage());
-            assertTrue(tookMillis < 500, "failed at once, not at its timeout: " + tookMillis + " ms");
+            // well under its timeout (T): a loaded CI machine may stall the caller, never for most of T
+            assertTrue(tookMillis < T.toMillis() / 3, "failed at once, not at its timeout: " + tookMillis + " ms");
         }
     }
 

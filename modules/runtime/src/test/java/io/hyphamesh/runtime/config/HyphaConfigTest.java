@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -14,8 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HyphaConfigTest {
 
     @Test
-    void precedenceIsDefaultsThenYamlThenEnvironmentThenArguments() throws Exception {
-        Path yaml = Files.createTempFile("hypha", ".yaml");
+    void precedenceIsDefaultsThenYamlThenEnvironmentThenArguments(@TempDir Path dir) throws Exception {
+        Path yaml = dir.resolve("hypha.yaml");
         Files.writeString(yaml, "hypha:\n  port: 9001\n  host: 0.0.0.0\n  storage:\n    shards: 3\n");
         HyphaConfig c = HyphaConfig.load(new String[] {"--config", yaml.toString(), "--host=10.0.0.1"},
                 Map.of("HYPHA_PORT", "9002"));
@@ -26,12 +27,12 @@ class HyphaConfigTest {
     }
 
     @Test
-    void typosAndBadValuesFailAtStart() throws Exception {
+    void typosAndBadValuesFailAtStart(@TempDir Path dir) throws Exception {
         assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--prot=1"}, Map.of()));
         assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--port=eighty"}, Map.of()));
         assertThrows(IllegalArgumentException.class,
                 () -> HyphaConfig.load(new String[] {"--objects.idle-timeout=soon"}, Map.of()));
-        Path yaml = Files.createTempFile("hypha", ".yaml");
+        Path yaml = dir.resolve("hypha.yaml");
         Files.writeString(yaml, "hypha:\n  prot: 1\n");
         assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--config=" + yaml}, Map.of()));
     }

@@ -15,6 +15,7 @@ import io.hyphamesh.runtime.Main;
 import io.hyphamesh.runtime.TestServer;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,8 +35,8 @@ class StartupTest {
     }
 
     @Test
-    void portInUseFailsWithinTwoSecondsAndCreatesNothing() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-port").resolve("data");
+    void portInUseFailsWithinTwoSecondsAndCreatesNothing(@TempDir Path parent) throws Exception {
+        Path dir = parent.resolve("data");
         try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
             long start = System.nanoTime();
             IllegalStateException e = assertThrows(IllegalStateException.class,
@@ -48,8 +49,8 @@ class StartupTest {
     }
 
     @Test
-    void mainOnAPortInUsePrintsOneLineAndAMistypedVariableWarnsInOne() throws Exception {
-        Path dir = Files.createTempDirectory("hypha-port-main").resolve("data");
+    void mainOnAPortInUsePrintsOneLineAndAMistypedVariableWarnsInOne(@TempDir Path parent) throws Exception {
+        Path dir = parent.resolve("data");
         try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
             Child c = child(List.of("--port=" + taken.getLocalPort(), "--data-dir=" + dir), "HYPHA_PROT", "9000");
             assertEquals(1, c.exit(), c.output());

