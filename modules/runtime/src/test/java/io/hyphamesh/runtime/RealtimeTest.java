@@ -190,28 +190,35 @@ class RealtimeTest {
         }
     }
 
+    /**
+     * Heartbeats keep an entry present past stale-after; without them it goes stale, then absent. On a
+     * server of its own with wider windows than the class's (stale 2 s, absent 4 s, beats every 200 ms):
+     * with 600 ms / 1.5 s a stall of the test JVM (a loaded CI machine, a long GC) of 1.5 s once let the
+     * sweep remove the entry between two beats, and the test read an empty list.
+     */
     @Test
     void presenceGoesStaleThenAbsentWhenHeartbeatsStop() throws Exception {
-        String ws = server.newWorkspace();
-        List<PresenceEvent> events = new CopyOnWriteArrayList<>();
-        try (HyphaClient watcher = server.client(ws, "read", "watcher")) {
-            watcher.presence().subscribe(events::add);
-            // beats every 150 ms against a stale-after of 600 ms: four a window, so a busy machine's late beat
-            // does not make it stale (the server's own suggestion is never below 1 s, past this test's 600 ms)
-            HyphaClient member = server.client(ws, "read_write", "member", ClientOptions.builder()
-                    .requestTimeout(T).heartbeat(Duration.ofMillis(150)).build());
-            PresenceMember m = member.presence().set(Json.createObjectBuilder().add("status", "online").build(), T);
-            assertEquals("present", m.state());
-            Awaitility.await("join seen").atMost(T).until(() -> has(events, "join", "member"));
-            // heartbeats keep it present well past stale-after
-            Thread.sleep(1200);
-            assertEquals("present", watcher.presence().list(T).get(0).state(), "heartbeats keep the entry present");
-            member.close(); // heartbeats stop
-            Awaitility.await("stale seen").atMost(T).until(() -> has(events, "stale", "member"));
-            Awaitility.await("leave seen").atMost(T).until(() -> has(events, "leave", "member"));
-            assertTrue(watcher.presence().list(T).isEmpty(), "absent entries are removed");
-            List<String> types = events.stream().map(PresenceEvent::type).toList();
-            assertTrue(types.indexOf("stale") < types.indexOf("leave"), "PRESENT -> STALE -> ABSENT: " + types);
+        try (TestServer own = TestServer.start(Map.of("presence.stale-after", "2s",
+                "presence.absent-after", "4s", "presence.sweep-interval", "200ms"))) {
+            String ws = own.newWorkspace();
+            List<PresenceEvent> events = new CopyOnWriteArrayList<>();
+            try (HyphaClient watcher = own.client(ws, "read", "watcher")) {
+                watcher.presence().subscribe(events::add);
+                HyphaClient member = own.client(ws, "read_write", "member", ClientOptions.builder()
+                        .requestTimeout(T).heartbeat(Duration.ofMillis(200)).build());
+                PresenceMember m = member.presence().set(Json.createObjectBuilder().add("status", "online").build(), T);
+                assertEquals("present", m.state());
+                Awaitility.await("join seen").atMost(T).until(() -> has(events, "join", "member"));
+                // heartbeats keep it present well past stale-after
+                Thread.sleep(3000);
+                assertEquals("present", watcher.presence().list(T).get(0).state(), "heartbeats keep the entry present");
+                member.close(); // heartbeats stop
+                Awaitility.await("stale seen").atMost(T).until(() -> has(events, "stale", "member"));
+                Awaitility.await("leave seen").atMost(T).until(() -> has(events, "leave", "member"));
+                assertTrue(watcher.presence().list(T).isEmpty(), "absent entries are removed");
+                List<String> types = events.stream().map(PresenceEvent::type).toList();
+                assertTrue(types.indexOf("stale") < types.indexOf("leave"), "PRESENT -> STALE -> ABSENT: " + types);
+            }
         }
     }
 

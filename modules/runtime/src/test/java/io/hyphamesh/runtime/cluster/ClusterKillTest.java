@@ -45,8 +45,7 @@ class ClusterKillTest {
             List<String> overBound = new ArrayList<>();
             for (int k = 1; k <= kills; k++) {
                 cluster.awaitBalanced(Duration.ofSeconds(60));
-                Awaitility.await("every workspace acknowledges writes").atMost(Duration.ofSeconds(30))
-                        .until(() -> load.stream().allMatch(w -> w.firstAckAfter(System.nanoTime() - 1_000_000_000L) >= 0));
+                ClusterWorkload.awaitAllAcking(load, Duration.ofSeconds(30));
                 ClusterProcesses.Node victim = cluster.busiest();
                 Map<Integer, String> before = cluster.owners();
                 long killed = System.nanoTime();

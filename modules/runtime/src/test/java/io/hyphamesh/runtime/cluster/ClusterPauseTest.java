@@ -76,8 +76,7 @@ class ClusterPauseTest {
             }
             load.forEach(ClusterWorkload::start);
             cluster.awaitBalanced(Duration.ofSeconds(60));
-            Awaitility.await("every workspace acknowledges writes").atMost(Duration.ofSeconds(30))
-                    .until(() -> load.stream().allMatch(w -> w.firstAckAfter(System.nanoTime() - 1_000_000_000L) >= 0));
+            ClusterWorkload.awaitAllAcking(load, Duration.ofSeconds(30));
 
             ClusterProcesses.Node victim = cluster.busiest();
             Map<Integer, String> before = cluster.owners();

@@ -40,8 +40,7 @@ class ClusterRollingRestartTest {
             load.forEach(ClusterWorkload::start);
             cluster.awaitBalanced(Duration.ofSeconds(60));
             for (ClusterProcesses.Node n : cluster.nodes()) {
-                Awaitility.await("every workspace acknowledges writes").atMost(Duration.ofSeconds(30))
-                        .until(() -> load.stream().allMatch(w -> w.firstAckAfter(System.nanoTime() - 1_000_000_000L) >= 0));
+                ClusterWorkload.awaitAllAcking(load, Duration.ofSeconds(30));
                 Map<Integer, String> before = cluster.owners();
                 List<ClusterWorkload> moved = load.stream()
                         .filter(w -> n.id.equals(before.get(Partitions.partitionOf(w.ws, PARTITIONS)))).toList();

@@ -17,6 +17,8 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.LogPage;
 import io.hyphamesh.client.LogRecord;
 import io.hyphamesh.runtime.TestServer;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import jakarta.json.Json;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonValue;
@@ -93,17 +95,60 @@ final class ClusterWorkload implements Runnable {
 
     @Override
     public void run() {
-        try (HyphaClient c = client(servers)) {
+        HyphaClient c = null;
+        while (c == null && !stop) {
+            try {
+                c = client(servers);
+            } catch (HyphaException e) {
+                // a loaded machine's servers may answer the first connect late: an app tries again
+                failed(e);
+                pace();
+            }
+        }
+        if (c == null) {
+            return;
+        }
+        try (HyphaClient client = c) {
             while (!stop) {
-                append(c);
-                incr(c);
-                cas(c);
+                append(client);
+                incr(client);
+                cas(client);
                 pace();
             }
         } catch (RuntimeException e) {
             synchronized (unexpected) {
                 unexpected.add("client failed: " + e);
             }
+        }
+    }
+
+    /**
+     * Waits until every workload had a write acknowledged in the last second; a timeout names the
+     * workloads that had not, with their books, the age of their last acknowledgement and their
+     * unexpected failures, so that a stuck workspace is told from a slow machine.
+     */
+    static void awaitAllAcking(List<ClusterWorkload> load, Duration within) {
+        try {
+            Awaitility.await("every workspace acknowledges writes").atMost(within)
+                    .until(() -> load.stream().allMatch(w -> w.firstAckAfter(System.nanoTime() - 1_000_000_000L) >= 0));
+        } catch (ConditionTimeoutException e) {
+            long now = System.nanoTime();
+            StringBuilder b = new StringBuilder("not every workspace acknowledged a write within a second, for "
+                    + within.toSeconds() + " s:");
+            for (ClusterWorkload w : load) {
+                if (w.firstAckAfter(now - 1_000_000_000L) < 0) {
+                    long last = w.acks.stream().mapToLong(a -> a[1]).max().orElse(-1);
+                    b.append("\n  ").append(w).append("; last ack ")
+                            .append(last < 0 ? "never" : (now - last) / 1_000_000 + " ms ago")
+                            .append("; writer ").append(w.thread != null && w.thread.isAlive() ? "running" : "ended");
+                    synchronized (w.unexpected) {
+                        if (!w.unexpected.isEmpty()) {
+                            b.append("; unexpected ").append(w.unexpected);
+                        }
+                    }
+                }
+            }
+            throw new AssertionError(b.toString(), e);
         }
     }
 
