@@ -282,9 +282,16 @@ public final class ControlPlane {
         mutations.lock();
         try {
             requireExists(workspace);
-            // JWT times are whole seconds: keep the answer's expires_at equal to the token's
-            Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
-            Instant expires = now.plus(life).truncatedTo(ChronoUnit.SECONDS);
+            // JWT times are whole seconds: keep the answer's expires_at equal to the token's. The end is
+            // rounded up, so a token lives at least its ttl_seconds (rounded down, "ttl_seconds":1 minted
+            // at x.999 s lived 1 ms)
+            Instant issued = Instant.now();
+            Instant now = issued.truncatedTo(ChronoUnit.SECONDS);
+            Instant end = issued.plus(life);
+            Instant expires = end.truncatedTo(ChronoUnit.SECONDS);
+            if (expires.isBefore(end)) {
+                expires = expires.plusSeconds(1);
+            }
             if (!caller.root() && expires.toEpochMilli() > caller.expiresAt()) {
                 // a token cannot outlive the token that minted it
                 expires = Instant.ofEpochMilli(caller.expiresAt()).truncatedTo(ChronoUnit.SECONDS);

@@ -16,12 +16,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TokenExpiryTest {
 
-    private static long mint(TestServer s, String ws, String perm, String[] token) {
+    /**
+     * A token living {@code ttlSeconds}. The windows of these tests are seconds wide, not hundreds of
+     * milliseconds: a loaded CI machine once took more than 2 s from a mint to the next request.
+     */
+    private static long mint(TestServer s, String ws, String perm, String[] token, int ttlSeconds) {
+        long before = System.currentTimeMillis();
         TestServer.Response r = s.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
-                "{\"permission\":\"" + perm + "\",\"ttl_seconds\":2,\"client_id\":\"short\"}");
+                "{\"permission\":\"" + perm + "\",\"ttl_seconds\":" + ttlSeconds + ",\"client_id\":\"short\"}");
         assertEquals(201, r.status(), r.toString());
         token[0] = r.json().getString("token");
-        return Instant.parse(r.json().getString("expires_at")).toEpochMilli();
+        long expiresAt = Instant.parse(r.json().getString("expires_at")).toEpochMilli();
+        // whole seconds rounded up: at least the asked lifetime (server and test share the clock)
+        assertTrue(expiresAt >= before + ttlSeconds * 1000L, "expires_at " + expiresAt + " is less than "
+                + ttlSeconds + " s after the mint began at " + before);
+        return expiresAt;
     }
 
     private static void sleepUntil(long epochMillis) throws InterruptedException {
@@ -43,7 +52,7 @@ class TokenExpiryTest {
         try (TestServer s = TestServer.start()) {
             String ws = s.newWorkspace();
             String[] admin = new String[1];
-            long expires = mint(s, ws, "admin", admin);
+            long expires = mint(s, ws, "admin", admin, 5);
             assertEquals(200, s.get("/v1/workspaces/" + ws, admin[0]).status(), "fresh token refused");
             assertEquals(101, upgradeStatus(s, ws, admin[0]), "fresh token's upgrade refused");
             WireSocket open = WireSocket.open(s.port(), ws, admin[0]);
@@ -69,14 +78,15 @@ class TokenExpiryTest {
 
     @Test
     void aConfiguredLeewayIsHonouredTheSameOnHttpAndUpgrade() throws Exception {
-        try (TestServer s = TestServer.start(Map.of("tokens.clock-leeway", "1500ms"))) {
+        try (TestServer s = TestServer.start(Map.of("tokens.clock-leeway", "4s"))) {
             String ws = s.newWorkspace();
             String[] token = new String[1];
-            long expires = mint(s, ws, "read", token);
+            long expires = mint(s, ws, "read", token, 1);
             sleepUntil(expires + 200);
             assertEquals(200, s.get("/v1/workspaces/" + ws, token[0]).status(), "refused inside the leeway");
-            assertEquals(101, upgradeStatus(s, ws, token[0]), "upgrade refused inside the leeway");
-            sleepUntil(expires + 1_500);
+            assertEquals(101, upgradeStatus(s, ws, token[0]), "upgrade refused inside the leeway ("
+                    + (System.currentTimeMillis() - expires) + " ms past expires_at)");
+            sleepUntil(expires + 4_000);
             assertEquals(401, s.get("/v1/workspaces/" + ws, token[0]).status(), "accepted after the leeway");
             assertEquals(401, upgradeStatus(s, ws, token[0]), "upgrade accepted after the leeway");
         }
