@@ -198,8 +198,7 @@ class RealtimeTest {
      */
     @Test
     void presenceGoesStaleThenAbsentWhenHeartbeatsStop() throws Exception {
-        try (TestServer own = TestServer.start(Map.of("presence.stale-after", "2s",
-                "presence.absent-after", "4s", "presence.sweep-interval", "200ms"))) {
+        try (TestServer own = presenceServer("2s", "4s", "200ms")) {
             String ws = own.newWorkspace();
             List<PresenceEvent> events = new CopyOnWriteArrayList<>();
             try (HyphaClient watcher = own.client(ws, "read", "watcher")) {
@@ -225,8 +224,7 @@ class RealtimeTest {
     /** A sweep that comes after absent-after (here the first one, 3 s after the set) still shows STALE before the leave. */
     @Test
     void aLateSweepStillShowsStaleBeforeLeave() {
-        try (TestServer own = TestServer.start(Map.of("presence.stale-after", "300ms",
-                "presence.absent-after", "600ms", "presence.sweep-interval", "3s"))) {
+        try (TestServer own = presenceServer("300ms", "600ms", "3s")) {
             String ws = own.newWorkspace();
             List<PresenceEvent> events = new CopyOnWriteArrayList<>();
             try (HyphaClient watcher = own.client(ws, "read", "watcher")) {
@@ -261,6 +259,12 @@ class RealtimeTest {
                 assertEquals("\"v2\"", l.get(1).member().meta().toString());
             }
         }
+    }
+
+    /** A server of the test's own with these presence windows. */
+    private static TestServer presenceServer(String staleAfter, String absentAfter, String sweepInterval) {
+        return TestServer.start(Map.of("presence.stale-after", staleAfter, "presence.absent-after", absentAfter,
+                "presence.sweep-interval", sweepInterval));
     }
 
     private static boolean has(List<PresenceEvent> events, String type, String client) {
