@@ -35,7 +35,6 @@ import io.hyphamesh.api.Names;
 final class BindingPlane {
     private final Bucket bucket;
     private final ArtifactConfig config;
-    private final BlobStore blobs;
     private final String container;
     private final Optional<SpooledPut> spooled;
     private final Optional<SigV4Presigner> sigV4;
@@ -46,7 +45,6 @@ final class BindingPlane {
     BindingPlane(Bucket bucket, Optional<SpooledPut> spooled, Optional<SigV4Presigner> sigV4, Optional<UrlSigner> urlSigner) {
         this.bucket = bucket;
         this.config = bucket.config();
-        this.blobs = bucket.blobs();
         this.container = bucket.container();
         this.spooled = spooled;
         this.sigV4 = sigV4;
@@ -71,13 +69,14 @@ final class BindingPlane {
             if (spooled.isPresent() && (contentLength < 0 || contentLength > config.maxPartSize())) {
                 etag = spooled.get().put(workspace, p, checked, contentLength, contentType);
             } else if (local.isPresent()) {
+                blobs(); // written beside jclouds, not through it: still only once jclouds is wired and the container is there
                 etag = local.get().put(key, checked, contentLength, contentType);
             } else {
-                var builder = blobs.blobBuilder(key).payload(checked).contentType(contentType);
+                var builder = blobs().blobBuilder(key).payload(checked).contentType(contentType);
                 if (contentLength >= 0) {
                     builder.contentLength(contentLength);
                 }
-                etag = blobs.putBlob(container, builder.build());
+                etag = blobs().putBlob(container, builder.build());
             }
             return bucket.infoAfterWrite(p, key, checked.count(), etag, contentType);
         } catch (RuntimeException e) {
@@ -89,7 +88,7 @@ final class BindingPlane {
         String p = ArtifactPaths.normalize(path);
         String key = Bucket.key(workspace, p);
         try {
-            return Optional.ofNullable(blobs.blobMetadata(container, key)).map(md -> bucket.info(p, md));
+            return Optional.ofNullable(blobs().blobMetadata(container, key)).map(md -> bucket.info(p, md));
         } catch (RuntimeException e) {
             throw Failures.map(e, "head '" + Names.printable(p) + "'");
         }
@@ -100,7 +99,7 @@ final class BindingPlane {
         String key = Bucket.key(workspace, p);
         try {
             if (range.isEmpty()) {
-                Blob blob = blobs.getBlob(container, key);
+                Blob blob = blobs().getBlob(container, key);
                 if (blob == null) {
                     throw HyphaException.notFound("no artifact '" + Names.printable(p) + "'");
                 }
@@ -118,7 +117,7 @@ final class BindingPlane {
      */
     private BlobContent getRange(String p, String key, ByteRange range) throws IOException {
         for (int attempt = 0; attempt < 3; attempt++) {
-            BlobMetadata md = blobs.blobMetadata(container, key);
+            BlobMetadata md = blobs().blobMetadata(container, key);
             if (md == null) {
                 throw HyphaException.notFound("no artifact '" + Names.printable(p) + "'");
             }
@@ -127,7 +126,7 @@ final class BindingPlane {
             GetOptions options = new GetOptions().range(cr.first(), cr.last()).ifETagMatches(info.etag());
             Blob blob;
             try {
-                blob = blobs.getBlob(container, key, options);
+                blob = blobs().getBlob(container, key, options);
             } catch (HttpResponseException e) {
                 if (e.getResponse() != null && e.getResponse().getStatusCode() == 412) {
                     continue;
@@ -146,10 +145,10 @@ final class BindingPlane {
         String p = ArtifactPaths.normalize(path);
         String key = Bucket.key(workspace, p);
         try {
-            if (!blobs.blobExists(container, key)) {
+            if (!blobs().blobExists(container, key)) {
                 return false;
             }
-            blobs.removeBlob(container, key);
+            blobs().removeBlob(container, key);
             return true;
         } catch (RuntimeException e) {
             throw Failures.map(e, "delete '" + Names.printable(p) + "'");
@@ -175,7 +174,7 @@ final class BindingPlane {
                 if (marker != null) {
                     options.afterMarker(marker);
                 }
-                PageSet<? extends StorageMetadata> page = blobs.list(container, options);
+                PageSet<? extends StorageMetadata> page = blobs().list(container, options);
                 for (StorageMetadata sm : page) {
                     // a null ETag is a filesystem write in progress (jclouds' temp file); not a blob yet
                     if (sm.getType() == StorageType.BLOB && sm.getETag() != null && sm.getName().startsWith(root)) {
@@ -225,7 +224,7 @@ final class BindingPlane {
                 if (marker != null) {
                     options.afterMarker(marker);
                 }
-                PageSet<? extends StorageMetadata> page = blobs.list(container, options);
+                PageSet<? extends StorageMetadata> page = blobs().list(container, options);
                 List<String> names = new ArrayList<>();
                 for (StorageMetadata sm : page) {
                     if (sm.getType() == StorageType.BLOB) {
@@ -233,7 +232,7 @@ final class BindingPlane {
                     }
                 }
                 if (!names.isEmpty()) {
-                    blobs.removeBlobs(container, names);
+                    blobs().removeBlobs(container, names);
                     removed += names.size();
                 }
                 if (page.getNextMarker() == null) {
@@ -273,5 +272,10 @@ final class BindingPlane {
         Names.checkWorkspace(workspace);
         signer.verifyGet(workspace, p, expiresEpochSeconds, signature, config.clock().instant());
         return get(workspace, p, range);
+    }
+
+    /** The provider's store (waits for it while the filesystem provider is still being wired). */
+    private BlobStore blobs() {
+        return bucket.blobs();
     }
 }

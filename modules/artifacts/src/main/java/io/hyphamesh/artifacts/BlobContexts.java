@@ -27,8 +27,7 @@ final class BlobContexts {
     static Opened open(ArtifactConfig config) {
         return switch (config.provider()) {
             case FILESYSTEM -> {
-                Path dir = config.dataDir().resolve("blobs").toAbsolutePath();
-                checkXattrs(dir);
+                Path dir = checkFilesystem(config);
                 Properties p = new Properties();
                 p.setProperty("jclouds.filesystem.basedir", dir.toString());
                 yield new Opened(ContextBuilder.newBuilder("filesystem").overrides(p).buildView(BlobStoreContext.class),
@@ -51,7 +50,18 @@ final class BlobContexts {
         };
     }
 
-    /** The filesystem provider keeps ETags and content types in user xattrs; without them it loses both. */
+    /**
+     * The filesystem provider's directory, created, after checking that it takes user xattrs (the
+     * provider keeps ETags and content types there; without them it loses both).
+     *
+     * @throws IllegalArgumentException when it cannot be written or takes no xattrs
+     */
+    static Path checkFilesystem(ArtifactConfig config) {
+        Path dir = config.dataDir().resolve("blobs").toAbsolutePath();
+        checkXattrs(dir);
+        return dir;
+    }
+
     private static void checkXattrs(Path dir) {
         try {
             Files.createDirectories(dir);

@@ -9,6 +9,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import org.jclouds.blobstore.BlobStore;
 import org.jclouds.blobstore.domain.BlobMetadata;
@@ -30,12 +33,19 @@ final class Bucket {
     private static final HexFormat HEX = HexFormat.of();
 
     private final ArtifactConfig config;
-    private final BlobStore blobs;
+    private final CompletableFuture<BlobStore> opening;
     private final String container;
+    /** The provider's store once {@link #opening} completed (read without waiting on the future). */
+    private volatile BlobStore blobs;
 
     Bucket(ArtifactConfig config, BlobStore blobs, String container) {
+        this(config, CompletableFuture.completedFuture(blobs), container);
+    }
+
+    /** A bucket whose store is still being opened: every use waits for {@code opening}. */
+    Bucket(ArtifactConfig config, CompletableFuture<BlobStore> opening, String container) {
         this.config = config;
-        this.blobs = blobs;
+        this.opening = opening;
         this.container = container;
     }
 
@@ -43,8 +53,25 @@ final class Bucket {
         return config;
     }
 
+    /**
+     * The provider's store; while it is still being opened (the filesystem provider is wired in the
+     * background, {@link JcloudsArtifactStore#open}), waits for it. A store that could not be opened
+     * fails the call with {@code unavailable} and the reason.
+     */
     BlobStore blobs() {
-        return blobs;
+        BlobStore b = blobs;
+        if (b != null) {
+            return b;
+        }
+        try {
+            b = opening.join();
+        } catch (CompletionException | CancellationException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "the " + config.provider().key()
+                    + " blob store could not be opened: " + cause.getMessage(), cause);
+        }
+        blobs = b;
+        return b;
     }
 
     String container() {

@@ -6,7 +6,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import org.jclouds.blobstore.BlobStore;
@@ -36,7 +40,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
     private static final Logger LOG = Logger.getLogger(JcloudsArtifactStore.class.getName());
 
     private final ArtifactConfig config;
-    private final BlobStoreContext context;
+    /** The provider's context: complete at once, except for the filesystem provider ({@link #open}). */
+    private final CompletableFuture<BlobStoreContext> context;
     private final Bucket bucket;
     private final UploadRecords records;
     private final BindingPlane binding;
@@ -44,10 +49,10 @@ final class JcloudsArtifactStore implements ArtifactStore {
     /** The last write failed for a lasting reason (a full disk), and none succeeded since. */
     private volatile WriteProblem writeProblem;
 
-    private JcloudsArtifactStore(ArtifactConfig config, BlobStoreContext context, String container) {
+    private JcloudsArtifactStore(ArtifactConfig config, CompletableFuture<BlobStoreContext> context, String container) {
         this.config = config;
         this.context = context;
-        this.bucket = new Bucket(config, context.getBlobStore(), container);
+        this.bucket = new Bucket(config, context.thenApply(BlobStoreContext::getBlobStore), container);
         this.records = new UploadRecords(bucket);
         Optional<SigV4Presigner> sigV4 = Optional.empty();
         Optional<UrlSigner> urlSigner = Optional.empty();
@@ -62,11 +67,27 @@ final class JcloudsArtifactStore implements ArtifactStore {
         this.multipart = new MultipartPlane(bucket, records, sigV4, urlSigner);
     }
 
+    /**
+     * Opens the store. The {@code filesystem} provider returns at once, after checking its directory,
+     * and wires jclouds in the background (~0.5 s of a cold JVM's CPU, mostly Guice reflecting over
+     * jclouds' modules): a server's start does not wait for it, and a call that comes first waits
+     * for it instead. A failure there fails the calls with {@code unavailable} and shows in
+     * {@link #writeProblem()}. The other providers open here, and a configuration they refuse fails
+     * this call.
+     */
     static JcloudsArtifactStore open(ArtifactConfig config) {
+        if (config.provider() == ArtifactConfig.Provider.FILESYSTEM) {
+            BlobContexts.checkFilesystem(config);
+            CompletableFuture<BlobStoreContext> opening = new CompletableFuture<>();
+            JcloudsArtifactStore store = new JcloudsArtifactStore(config, opening, LOCAL_CONTAINER);
+            Thread.ofVirtual().name("hypha-blob-wiring").start(() -> store.openInto(opening));
+            return store;
+        }
         BlobContexts.Opened opened = BlobContexts.open(config);
-        JcloudsArtifactStore store = new JcloudsArtifactStore(config, opened.context(), opened.container());
+        JcloudsArtifactStore store = new JcloudsArtifactStore(config, CompletableFuture.completedFuture(opened.context()),
+                opened.container());
         try {
-            store.prepare();
+            store.prepare(opened.context().getBlobStore());
         } catch (RuntimeException e) {
             opened.context().close();
             throw e;
@@ -74,9 +95,28 @@ final class JcloudsArtifactStore implements ArtifactStore {
         return store;
     }
 
+    /** Opens the provider and prepares it, then hands the context to every call waiting for it. */
+    private void openInto(CompletableFuture<BlobStoreContext> opening) {
+        BlobContexts.Opened opened = null;
+        long t0 = System.nanoTime();
+        try {
+            opened = BlobContexts.open(config);
+            prepare(opened.context().getBlobStore());
+            LOG.info("the " + config.provider().key() + " blob store is ready (wired in the background in "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+        } catch (RuntimeException | Error e) {
+            LOG.log(Level.SEVERE, "the " + config.provider().key() + " blob store could not be opened", e);
+            if (opened != null) {
+                opened.context().close();
+            }
+            opening.completeExceptionally(e);
+            return;
+        }
+        opening.complete(opened.context());
+    }
+
     /** Creates the container or bucket and loads the expiries of the uploads already open. */
-    private void prepare() {
-        BlobStore blobs = bucket.blobs();
+    private void prepare(BlobStore blobs) {
         String container = bucket.container();
         try {
             if (config.provider() != ArtifactConfig.Provider.S3 || config.s3CreateBucket()) {
@@ -84,7 +124,7 @@ final class JcloudsArtifactStore implements ArtifactStore {
             } else if (!blobs.containerExists(container)) {
                 throw new IllegalArgumentException("bucket " + container + " does not exist and s3.create-bucket is false");
             }
-            records.load();
+            records.load(blobs);
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -134,6 +174,10 @@ final class JcloudsArtifactStore implements ArtifactStore {
 
     @Override
     public Optional<String> writeProblem() {
+        if (context.isCompletedExceptionally()) {
+            Throwable t = context.exceptionNow();
+            return Optional.of("the blob store could not be opened: " + t.getMessage());
+        }
         WriteProblem w = writeProblem;
         return w == null ? Optional.empty() : Optional.of(w.what() + " since " + Instant.ofEpochMilli(w.since()));
     }
@@ -210,11 +254,13 @@ final class JcloudsArtifactStore implements ArtifactStore {
 
     @Override
     public int abortExpired(Instant now) {
+        bucket.blobs(); // the uploads' expiries are loaded when the store is open
         return multipart.abortExpired(now);
     }
 
     @Override
     public Optional<Instant> nextExpiry() {
+        bucket.blobs();
         return records.nextExpiry();
     }
 
@@ -233,9 +279,16 @@ final class JcloudsArtifactStore implements ArtifactStore {
         return binding.getSigned(workspace, path, expiresEpochSeconds, signature, range);
     }
 
+    /** Closes the provider's context; one still being opened is waited for first. */
     @Override
     public void close() {
-        context.close();
+        BlobStoreContext c;
+        try {
+            c = context.join();
+        } catch (CompletionException | CancellationException e) {
+            return; // never opened: nothing to close
+        }
+        c.close();
     }
 
     static String cleanEtag(String etag) {

@@ -39,7 +39,6 @@ final class MultipartPlane {
 
     private final Bucket bucket;
     private final ArtifactConfig config;
-    private final BlobStore blobs;
     private final UploadRecords records;
     private final Optional<SigV4Presigner> sigV4;
     private final Optional<UrlSigner> urlSigner;
@@ -49,7 +48,6 @@ final class MultipartPlane {
     MultipartPlane(Bucket bucket, UploadRecords records, Optional<SigV4Presigner> sigV4, Optional<UrlSigner> urlSigner) {
         this.bucket = bucket;
         this.config = bucket.config();
-        this.blobs = bucket.blobs();
         this.records = records;
         this.sigV4 = sigV4;
         this.urlSigner = urlSigner;
@@ -66,7 +64,7 @@ final class MultipartPlane {
                 now, now.plus(config.uploadLifetime()).plusSeconds(1).truncatedTo(ChronoUnit.SECONDS));
         MultipartUpload mpu;
         try {
-            mpu = blobs.initiateMultipartUpload(bucket.container(), bucket.metadata(key, contentType), PutOptions.NONE);
+            mpu = blobs().initiateMultipartUpload(bucket.container(), bucket.metadata(key, contentType), PutOptions.NONE);
         } catch (RuntimeException e) {
             throw Failures.map(e, "open an upload of '" + Names.printable(p) + "'");
         }
@@ -150,7 +148,7 @@ final class MultipartPlane {
             String etag;
             try {
                 etag = assemble(mpu, ordered, info.contentType())
-                        .orElseGet(() -> Bucket.multipartEtag(ordered, blobs.completeMultipartUpload(mpu, ordered)));
+                        .orElseGet(() -> Bucket.multipartEtag(ordered, blobs().completeMultipartUpload(mpu, ordered)));
             } catch (RuntimeException e) {
                 throw bucket.writeFailure(e, "complete upload " + uploadId + " to", info.path(), key);
             }
@@ -172,7 +170,7 @@ final class MultipartPlane {
             return Optional.empty();
         }
         try {
-            blobs.abortMultipartUpload(mpu);
+            blobs().abortMultipartUpload(mpu);
         } catch (RuntimeException e) {
             // the blob is whole and in place; parts left behind cost disk only, and go with the workspace
             LOG.log(System.Logger.Level.WARNING, "completed upload " + mpu.id() + " but could not drop its parts", e);
@@ -205,7 +203,7 @@ final class MultipartPlane {
         String uploadId = info.id();
         List<MultipartPart> stored;
         try {
-            stored = blobs.listMultipartUpload(mpu);
+            stored = blobs().listMultipartUpload(mpu);
         } catch (RuntimeException e) {
             throw Failures.map(e, "complete upload " + uploadId);
         }
@@ -335,7 +333,7 @@ final class MultipartPlane {
             Payload payload = Payloads.newInputStreamPayload(checked);
             payload.getContentMetadata().setContentLength(length);
             try {
-                MultipartPart part = blobs.uploadMultipartPart(records.mpu(record), partNumber, payload);
+                MultipartPart part = blobs().uploadMultipartPart(records.mpu(record), partNumber, payload);
                 return cleanEtag(part.partETag());
             } catch (RuntimeException e) {
                 throw Failures.map(e, "write part " + partNumber + " of upload " + uploadId);
@@ -345,5 +343,10 @@ final class MultipartPlane {
 
     private static Instant min(Instant a, Instant b) {
         return a.isBefore(b) ? a : b;
+    }
+
+    /** The provider's store (waits for it while the filesystem provider is still being wired). */
+    private BlobStore blobs() {
+        return bucket.blobs();
     }
 }

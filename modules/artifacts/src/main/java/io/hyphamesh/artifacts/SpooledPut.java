@@ -42,14 +42,12 @@ final class SpooledPut {
 
     private final Bucket bucket;
     private final ArtifactConfig config;
-    private final BlobStore blobs;
     private final UploadRecords records;
     private final Path spoolDir;
 
     SpooledPut(Bucket bucket, UploadRecords records) {
         this.bucket = bucket;
         this.config = bucket.config();
-        this.blobs = bucket.blobs();
         this.records = records;
         this.spoolDir = config.dataDir().resolve("tmp");
     }
@@ -65,7 +63,7 @@ final class SpooledPut {
             PushbackInputStream in = new PushbackInputStream(body, 1);
             long n = fill(in, tmp, partSize);
             if (n < partSize || atEnd(in)) {
-                return blobs.putBlob(bucket.container(), blobs.blobBuilder(key).payload(tmp.toFile())
+                return blobs().putBlob(bucket.container(), blobs().blobBuilder(key).payload(tmp.toFile())
                         .contentLength(n).contentType(contentType).build());
             }
             return multipart(workspace, path, key, in, tmp, n, partSize, contentLength, contentType);
@@ -93,7 +91,7 @@ final class SpooledPut {
             long partSize, long contentLength, String contentType) throws IOException {
         MultipartUpload mpu;
         try {
-            mpu = blobs.initiateMultipartUpload(bucket.container(), bucket.metadata(key, contentType), PutOptions.NONE);
+            mpu = blobs().initiateMultipartUpload(bucket.container(), bucket.metadata(key, contentType), PutOptions.NONE);
         } catch (RuntimeException e) {
             throw Failures.map(e, "open a multipart upload for the body");
         }
@@ -112,13 +110,13 @@ final class SpooledPut {
                 if (number > config.maxPartCount()) {
                     throw HyphaException.tooLarge("the body needs more than " + config.maxPartCount() + " parts");
                 }
-                parts.add(blobs.uploadMultipartPart(mpu, number, filePayload(tmp.toFile(), n)));
+                parts.add(blobs().uploadMultipartPart(mpu, number, filePayload(tmp.toFile(), n)));
                 if (atEnd(in)) {
                     break;
                 }
                 n = fill(in, tmp, partSize);
             }
-            etag = Bucket.multipartEtag(parts, blobs.completeMultipartUpload(mpu, parts));
+            etag = Bucket.multipartEtag(parts, blobs().completeMultipartUpload(mpu, parts));
         } catch (RuntimeException | IOException e) {
             records.abortOrRetryLater(mpu, Optional.of(record));
             throw e;
@@ -173,5 +171,10 @@ final class SpooledPut {
         }
         in.unread(b);
         return false;
+    }
+
+    /** The provider's store (waits for it while the filesystem provider is still being wired). */
+    private BlobStore blobs() {
+        return bucket.blobs();
     }
 }

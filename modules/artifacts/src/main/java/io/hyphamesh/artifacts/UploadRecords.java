@@ -43,7 +43,6 @@ final class UploadRecords {
     static final Duration ABORT_RETRY = Duration.ofSeconds(10);
 
     private final Bucket bucket;
-    private final BlobStore blobs;
     private final SecureRandom random = new SecureRandom();
     /** Expiry of every open upload known here, by {@code workspace/id}; the janitor's alarm. */
     private final ConcurrentHashMap<String, Instant> expiries = new ConcurrentHashMap<>();
@@ -58,12 +57,11 @@ final class UploadRecords {
 
     UploadRecords(Bucket bucket) {
         this.bucket = bucket;
-        this.blobs = bucket.blobs();
     }
 
     /** Loads the expiry of every upload already open (after a restart, or opened by another server). */
-    void load() {
-        for (UploadRecord r : scan(JcloudsArtifactStore.UPLOADS_PREFIX)) {
+    void load(BlobStore store) {
+        for (UploadRecord r : scan(JcloudsArtifactStore.UPLOADS_PREFIX, store)) {
             expiries.put(indexKey(r.info().workspace(), r.info().id()), r.info().expiresAt());
         }
     }
@@ -106,7 +104,11 @@ final class UploadRecords {
     }
 
     private Optional<UploadRecord> read(String recordKey) {
-        Blob blob = blobs.getBlob(bucket.container(), recordKey);
+        return read(recordKey, blobs());
+    }
+
+    private Optional<UploadRecord> read(String recordKey, BlobStore store) {
+        Blob blob = store.getBlob(bucket.container(), recordKey);
         if (blob == null) {
             return Optional.empty();
         }
@@ -123,13 +125,17 @@ final class UploadRecords {
     /** Writes the record and indexes its expiry. */
     void write(UploadRecord record) {
         byte[] json = record.json().getBytes(StandardCharsets.UTF_8);
-        blobs.putBlob(bucket.container(), blobs.blobBuilder(recordKey(record.info().workspace(), record.info().id()))
+        blobs().putBlob(bucket.container(), blobs().blobBuilder(recordKey(record.info().workspace(), record.info().id()))
                 .payload(json).contentLength(json.length).contentType("application/json").build());
         expiries.put(indexKey(record.info().workspace(), record.info().id()), record.info().expiresAt());
     }
 
     /** Every readable upload record under {@code prefix}, internal ones included. */
     List<UploadRecord> scan(String prefix) {
+        return scan(prefix, blobs());
+    }
+
+    private List<UploadRecord> scan(String prefix, BlobStore store) {
         List<UploadRecord> out = new ArrayList<>();
         String marker = null;
         while (true) {
@@ -137,10 +143,10 @@ final class UploadRecords {
             if (marker != null) {
                 options.afterMarker(marker);
             }
-            PageSet<? extends StorageMetadata> page = blobs.list(bucket.container(), options);
+            PageSet<? extends StorageMetadata> page = store.list(bucket.container(), options);
             for (StorageMetadata sm : page) {
                 if (sm.getType() == StorageType.BLOB && sm.getETag() != null && sm.getName().endsWith(".json")) {
-                    read(sm.getName()).ifPresent(out::add);
+                    read(sm.getName(), store).ifPresent(out::add);
                 }
             }
             if (page.getNextMarker() == null) {
@@ -165,7 +171,7 @@ final class UploadRecords {
     void forget(UploadRecord record) {
         UploadInfo info = record.info();
         try {
-            blobs.removeBlob(bucket.container(), recordKey(info.workspace(), info.id()));
+            blobs().removeBlob(bucket.container(), recordKey(info.workspace(), info.id()));
         } catch (RuntimeException e) {
             throw Failures.map(e, "drop the record of upload " + info.id());
         }
@@ -175,7 +181,7 @@ final class UploadRecords {
     /** Aborts the provider's upload of {@code record}; one that is already gone counts as aborted. */
     void abortProvider(UploadRecord record) {
         try {
-            blobs.abortMultipartUpload(mpu(record));
+            blobs().abortMultipartUpload(mpu(record));
         } catch (RuntimeException e) {
             if (!Failures.isNotFound(e)) {
                 throw Failures.map(e, "abort upload " + record.info().id());
@@ -199,13 +205,13 @@ final class UploadRecords {
     private boolean tryAbort(MultipartUpload mpu, Optional<String> recordKey) {
         try {
             try {
-                blobs.abortMultipartUpload(mpu);
+                blobs().abortMultipartUpload(mpu);
             } catch (RuntimeException e) {
                 if (!Failures.isNotFound(e)) {
                     throw e;
                 }
             }
-            recordKey.ifPresent(k -> blobs.removeBlob(bucket.container(), k));
+            recordKey.ifPresent(k -> blobs().removeBlob(bucket.container(), k));
             return true;
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "could not abort multipart upload " + mpu.id() + " of " + mpu.blobName()
@@ -292,5 +298,10 @@ final class UploadRecords {
 
     static String indexKey(String workspace, String uploadId) {
         return workspace + "/" + uploadId;
+    }
+
+    /** The provider's store (waits for it while the filesystem provider is still being wired). */
+    private BlobStore blobs() {
+        return bucket.blobs();
     }
 }

@@ -21,6 +21,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 import io.hyphamesh.api.ErrorCode;
+import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.testing.PatternStream;
 
 /** The contract on the jclouds filesystem provider, part URLs served through {@link PartShim}. */
@@ -54,6 +55,47 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
     @Override
     protected boolean checksPartsOnWrite() {
         return true;
+    }
+
+    /**
+     * The filesystem provider wires jclouds in the background ({@link JcloudsArtifactStore#open}): a
+     * store used the moment it is opened, and one closed the moment it is opened, behave as if it
+     * had been wired first.
+     */
+    @Test
+    void aStoreUsedOrClosedAtOnceWaitsForItsWiring() throws IOException {
+        Path dir = Files.createDirectories(root.resolve("at-once"));
+        String ws = ws();
+        try (ArtifactStore fresh = ArtifactStore.create(configure(dir, "at-once").build())) {
+            byte[] body = {4, 5, 6};
+            BlobInfo put = fresh.put(ws, "first.bin", new ByteArrayInputStream(body), 3, "application/octet-stream");
+            assertEquals(3, put.size());
+            assertArrayEquals(body, fresh.get(ws, "first.bin", Optional.empty()).body().readAllBytes());
+            assertEquals(Optional.empty(), fresh.writeProblem());
+        }
+        ArtifactStore closed = ArtifactStore.create(configure(Files.createDirectories(root.resolve("closed")), "closed").build());
+        closed.close();
+        assertTrue(Files.isDirectory(root.resolve("closed/blobs/artifacts")), "the wiring ran to its end before the close");
+    }
+
+    /**
+     * A filesystem store whose background wiring fails (its container's place is taken by a file)
+     * fails every call with {@code unavailable}, says why in {@link ArtifactStore#writeProblem()}
+     * (health shows it), and closes cleanly.
+     */
+    @Test
+    void aWiringThatFailsMakesEveryCallUnavailable() throws IOException {
+        Path dir = Files.createDirectories(root.resolve("broken"));
+        Files.createDirectories(dir.resolve("blobs"));
+        Files.write(dir.resolve("blobs/artifacts"), new byte[] {1});
+        try (ArtifactStore broken = ArtifactStore.create(configure(dir, "broken").build())) {
+            String ws = ws();
+            HyphaException e = assertCode(ErrorCode.UNAVAILABLE,
+                    () -> broken.put(ws, "x.bin", new ByteArrayInputStream(new byte[1]), 1, "application/octet-stream"));
+            assertTrue(e.getMessage().contains("could not be opened"), e.getMessage());
+            assertCode(ErrorCode.UNAVAILABLE, () -> broken.list(ws, "", Optional.empty(), 10));
+            assertTrue(broken.writeProblem().orElseThrow().contains("could not be opened"), broken.writeProblem().toString());
+        }
     }
 
     @Test

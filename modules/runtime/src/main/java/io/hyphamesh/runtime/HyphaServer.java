@@ -20,6 +20,7 @@ import io.helidon.webserver.WebServer;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http1.Http1Config;
 import io.helidon.webserver.http1.Http1ConnectionSelector;
+import io.hyphamesh.artifacts.ArtifactConfig;
 import io.hyphamesh.artifacts.ArtifactStore;
 import io.hyphamesh.runtime.artifacts.ArtifactJanitor;
 import io.hyphamesh.runtime.artifacts.ArtifactWiring;
@@ -151,7 +152,7 @@ public final class HyphaServer implements AutoCloseable {
         server.running = true;
         LOG.info("Hypha-Mesh listening on http://" + config.string("host") + ":" + web.port() + " (data: " + dataDir + ")");
         LOG.info(String.format(java.util.Locale.ROOT, "started in %d ms: storage %d ms, wiring %d ms, listener %d ms,"
-                        + " blob store ready %d ms after the listener",
+                        + " blob store open %d ms after the listener",
                 ms(tBlobs - t0), ms(tStorage - t0), ms(tWired - tStorage), ms(tListening - tWired), ms(tBlobs - tListening)));
         return server;
     }
@@ -185,12 +186,18 @@ public final class HyphaServer implements AutoCloseable {
     /**
      * The blob store signs its URLs with the public URL, whose default names the port: with port 0
      * that is known only once bound, so the store then opens after the listener (null here; health
-     * is DOWN until then). Otherwise it is wired on a thread of its own beside storage, so jclouds'
-     * Guice and Derby's boot overlap.
+     * is DOWN until then). The filesystem provider opens after the listener too: it returns at once
+     * and wires jclouds in the background, where it no longer takes the 2 cores of a small machine
+     * from storage's open (its calls wait for it instead; {@code ArtifactStore.create}). The s3
+     * provider, which must fail the start on a bucket or credentials it refuses, is wired on a
+     * thread of its own beside storage, so jclouds' Guice and Derby's boot overlap.
      */
     private static CompletableFuture<ArtifactStore> openArtifactsEarly(HyphaConfig config, Path dataDir,
                                                                        Deque<AutoCloseable> undo) {
         if (config.intValue("port") == 0 && config.optional("public-url").isEmpty()) {
+            return null;
+        }
+        if (ArtifactConfig.Provider.of(config.string("artifacts.provider")) == ArtifactConfig.Provider.FILESYSTEM) {
             return null;
         }
         CompletableFuture<ArtifactStore> early = CompletableFuture.supplyAsync(
