@@ -105,6 +105,12 @@ public final class HyphaServer implements AutoCloseable {
         long t0 = System.nanoTime();
         CompletableFuture<ArtifactStore> early = openArtifactsEarly(config, dataDir, undo);
         Optional<ClusterWiring> cluster = ClusterWiring.of(config);
+        // a single server's token keys are files of its data directory alone: read or made beside
+        // storage's open (~60 ms of a cold start: JSON-P's provider, the JWT keys, the root token).
+        // A member's come from the shared database, so it reads them after storage (below)
+        CompletableFuture<TokenService> tokensEarly = cluster.isPresent() ? null : CompletableFuture.supplyAsync(
+                () -> TokenService.create(dataDir, config.optional("root-token"), config.duration("tokens.clock-leeway")),
+                runnable -> Thread.ofVirtual().name("hypha-token-keys").start(runnable));
         Storage storage = openStorage(config, dataDir, cluster);
         long tStorage = System.nanoTime();
         undo.push(storage);
@@ -114,8 +120,8 @@ public final class HyphaServer implements AutoCloseable {
             // every member signs and checks with the cluster's keys, kept in the shared database
             SharedSecrets.sync(storage, dataDir, config.optional("root-token"));
         }
-        TokenService tokens = TokenService.create(dataDir, config.optional("root-token"),
-                config.duration("tokens.clock-leeway"));
+        TokenService tokens = tokensEarly != null ? joinStartup(tokensEarly)
+                : TokenService.create(dataDir, config.optional("root-token"), config.duration("tokens.clock-leeway"));
         ObjectHost host = ObjectHost.create(storage, config, metrics, ObjectFactory.create(config, metrics)::create);
         ControlPlane control = new ControlPlane(storage, tokens, host, config.duration("tokens.default-ttl"),
                 config.duration("tokens.max-ttl"));
