@@ -221,6 +221,38 @@ class LogDocTest {
         }
     }
 
+    /**
+     * A Log without subscribers is not woken by its commits (its committed mark catches up when it
+     * next looks): the first subscriber, arriving while appends are still being committed and with
+     * no append after it, must still get every entry.
+     */
+    @Test
+    void aFirstSubscriberGetsTheEntriesCommittedAfterItSubscribedWithNoAppendAfterIt() throws Exception {
+        String ws = server.newWorkspace();
+        try (HyphaClient writer = server.client(ws, "read_write", "w")) {
+            for (int round = 0; round < 40; round++) {
+                // on one socket the subscription is read right behind the appends: it tends to come
+                // in the Log's next mailbox run, while their commit is still in flight
+                Log log = writer.log("quiet-" + round);
+                List<CompletableFuture<?>> acks = new ArrayList<>();
+                for (int i = 0; i < 50; i++) {
+                    acks.add(log.appendAsync(body(i)));
+                }
+                List<Long> got = new CopyOnWriteArrayList<>();
+                try (Subscription s = log.subscribe(0, r -> got.add(r.seq()))) {
+                    assertTrue(s != null);
+                    CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+                    int r = round;
+                    Awaitility.await("all 50 delivered in round " + r).atMost(Duration.ofSeconds(10))
+                            .until(() -> got.size() >= 50);
+                }
+                for (int i = 0; i < got.size(); i++) {
+                    assertEquals(i + 1, got.get(i), "gap, duplicate or reorder at " + i);
+                }
+            }
+        }
+    }
+
     @Test
     void aSubscriptionResumesAfterADroppedConnectionWithoutGapOrDuplicate() throws Exception {
         try (TestServer own = TestServer.start()) {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
@@ -34,7 +35,10 @@ import io.hyphamesh.storage.Write;
  *
  * <p>Write path: appends are staged in the object's {@link WriteGate}, which submits a mailbox
  * run's writes as one group; each append is answered by the committer thread once that commit
- * returned, and the committed mark ({@link #committedSeq}) then advances on the object's thread.
+ * returned. The committed mark ({@link #committedSeq}) follows the commits without waking the
+ * object: the committer thread records how far they reached ({@link #durable}), before it sends
+ * the answers, and the object catches up when it next looks ({@link #syncCommitted}). Only a Log
+ * with subscribers to feed or a cache to trim is woken after its commits.
  * Subscribers ({@link LogSubscriptions}) and readers only ever see committed entries, or are
  * answered after the commit of what they saw.
  *
@@ -75,6 +79,13 @@ public final class LogObject extends LiveObject {
     private boolean rowStale;
     /** Entries appended in this mailbox run (their commit advances the committed mark). */
     private int appendedThisRun;
+    /**
+     * Where the commits reached, recorded by the committer thread before their answers go out;
+     * {@link #committedSeq} catches up from it on the object's thread.
+     */
+    private final AtomicReference<Durable> durable = new AtomicReference<>(new Durable(0, 0));
+    /** The end of this run's appends, filled in at the run's end, for its commit's callback. */
+    private long[] runEnd;
     /** This Log is among the budget's holders (its cache is not empty). */
     private boolean holdsBudget;
 
@@ -131,7 +142,29 @@ public final class LogObject extends LiveObject {
     }
 
     long committedSeq() {
+        syncCommitted();
         return committedSeq;
+    }
+
+    /** How far the commits of one life of the Log reached. */
+    private record Durable(int life, long upTo) {
+        Durable later(Durable o) {
+            return o.life > life || (o.life == life && o.upTo > upTo) ? o : this;
+        }
+    }
+
+    /** Committer thread: the appends of life {@code life} up to {@code upTo} are durable. */
+    private void markDurable(int life, long upTo) {
+        Durable d = new Durable(life, upTo);
+        durable.accumulateAndGet(d, Durable::later);
+    }
+
+    /** Advances the committed mark to what the committer thread recorded for this life of the Log. */
+    private void syncCommitted() {
+        Durable d = durable.get();
+        if (d.life() == incarnation && d.upTo() > committedSeq) {
+            committedSeq = Math.min(d.upTo(), lastSeq);
+        }
     }
 
     /** Runs {@code task} on this object's thread after what is queued. */
@@ -154,7 +187,17 @@ public final class LogObject extends LiveObject {
             case READ -> read(r);
             case INFO -> gate.answerWhenVisible(r, JsonOut.object(128).num("first", firstSeq).num("last", lastSeq)
                     .num("entries", entries()).num("bytes", bytes).raw("retention", retention.json()).end());
-            case LOG_SUBSCRIBE -> subs.subscribe(r);
+            case LOG_SUBSCRIBE -> {
+                boolean first = subs.isEmpty();
+                subs.subscribe(r);
+                if (first && !gate.idle()) {
+                    // commits in flight were submitted without a wake-up for this Log (it had no
+                    // subscriber): feed the new one once they are done
+                    int life = incarnation;
+                    long upTo = lastSeq;
+                    gate.thenOnObject(e -> committed(upTo, e == null, life));
+                }
+            }
             case LOG_CREDIT -> subs.credit(r);
             case LOG_UNSUBSCRIBE -> subs.unsubscribe(r);
             case TRUNCATE -> truncate(r);
@@ -194,6 +237,7 @@ public final class LogObject extends LiveObject {
         if (firstSeq == 0) {
             firstSeq = lastSeq + 1;
         }
+        trimCacheIfOver();
         long first = lastSeq + 1;
         List<LogEntry> entries = new ArrayList<>(bodies.size());
         long cached = 0;
@@ -212,6 +256,17 @@ public final class LogObject extends LiveObject {
             settings.cacheBudget().holding(this);
         }
         lastActivity = now;
+        if (appendedThisRun == 0) {
+            // registered before this run's answers, so whoever hears of an append sees it committed
+            long[] end = new long[1];
+            runEnd = end;
+            int life = incarnation;
+            gate.afterCommit(e -> {
+                if (e == null) {
+                    markDurable(life, end[0]);
+                }
+            });
+        }
         gate.stage(new Write.AppendEntries(objId, entries));
         if (producer != null) {
             producers.put(producer, new ProducerState(producer, pseq, first));
@@ -335,8 +390,27 @@ public final class LogObject extends LiveObject {
         if (appendedThisRun > 0) {
             appendedThisRun = 0;
             long upTo = lastSeq;
+            runEnd[0] = upTo;
+            runEnd = null;
             int life = incarnation;
-            gate.thenOnObject(e -> committed(upTo, e == null, life));
+            if (!subs.isEmpty() || settings.cacheBudget().over()) {
+                // only then is there work on this thread once it is committed (a wake-up per commit):
+                // this Log's own cache limits are kept by its next append (trimCacheIfOver)
+                gate.thenOnObject(e -> committed(upTo, e == null, life));
+            }
+        }
+    }
+
+    /**
+     * Trims the cache to its limits when it holds more, before an append adds to it: what the
+     * commits since made trimmable goes now, not on a wake-up after each commit. Between a burst
+     * and the next append a Log keeps at most its limits plus that burst's entries, which the
+     * budget of all Logs counts (over it, every Log trims after its commits).
+     */
+    private void trimCacheIfOver() {
+        LogCacheBudget budget = settings.cacheBudget();
+        if (cache.size() > settings.cacheEntries() || cache.bytes() > budget.perLog() || budget.over()) {
+            trimCache();
         }
     }
 
@@ -351,6 +425,7 @@ public final class LogObject extends LiveObject {
         if (!ok || life != incarnation) {
             return;
         }
+        syncCommitted();
         if (upTo > committedSeq) {
             committedSeq = Math.min(upTo, lastSeq);
         }
@@ -364,6 +439,7 @@ public final class LogObject extends LiveObject {
      * Uncommitted entries always stay (only they are not in storage yet).
      */
     private void trimCache() {
+        syncCommitted();
         LogCacheBudget budget = settings.cacheBudget();
         long share = budget.share();
         long released = 0;
@@ -382,6 +458,7 @@ public final class LogObject extends LiveObject {
 
     /** Asked by the budget (on this Log's thread): while all Logs hold too much, keep only this Log's share. */
     void trimToShare() {
+        syncCommitted();
         LogCacheBudget budget = settings.cacheBudget();
         long share = budget.share();
         long released = 0;
@@ -578,7 +655,7 @@ public final class LogObject extends LiveObject {
             }
             return;
         }
-        long keepFrom = retention.firstByAge(firstSeq, committedSeq, System.currentTimeMillis(), this::range);
+        long keepFrom = retention.firstByAge(firstSeq, committedSeq(), System.currentTimeMillis(), this::range);
         if (keepFrom > firstSeq) {
             truncateTo(keepFrom);
         }
@@ -603,6 +680,7 @@ public final class LogObject extends LiveObject {
         rowDirty = false;
         rowStale = false;
         appendedThisRun = 0;
+        runEnd = null;
         bytes = 0;
         clearCache();
         producers.clear();
