@@ -84,7 +84,7 @@ public final class LogObject extends LiveObject {
      * {@link #committedSeq} catches up from it on the object's thread.
      */
     private final AtomicReference<Durable> durable = new AtomicReference<>(new Durable(0, 0));
-    /** The end of this run's appends, filled in at the run's end, for its commit's callback. */
+    /** The end of this run's appends (each append moves it), for its commit's callback. */
     private long[] runEnd;
     /** This Log is among the budget's holders (its cache is not empty). */
     private boolean holdsBudget;
@@ -268,6 +268,7 @@ public final class LogObject extends LiveObject {
             });
         }
         gate.stage(new Write.AppendEntries(objId, entries));
+        runEnd[0] = lastSeq;
         if (producer != null) {
             producers.put(producer, new ProducerState(producer, pseq, first));
             if (!hasProducers) {
@@ -376,6 +377,7 @@ public final class LogObject extends LiveObject {
         if (!gate.hasStaged() || objId == 0) {
             // nothing written, or the run ended with a delete: a deleted Log has no row to refresh
             appendedThisRun = 0;
+            runEnd = null;
             return;
         }
         enforceCountRetention();
@@ -390,7 +392,6 @@ public final class LogObject extends LiveObject {
         if (appendedThisRun > 0) {
             appendedThisRun = 0;
             long upTo = lastSeq;
-            runEnd[0] = upTo;
             runEnd = null;
             int life = incarnation;
             if (!subs.isEmpty() || settings.cacheBudget().over()) {
