@@ -26,13 +26,7 @@ final class BlobContexts {
 
     static Opened open(ArtifactConfig config) {
         return switch (config.provider()) {
-            case FILESYSTEM -> {
-                Path dir = checkFilesystem(config);
-                Properties p = new Properties();
-                p.setProperty("jclouds.filesystem.basedir", dir.toString());
-                yield new Opened(ContextBuilder.newBuilder("filesystem").overrides(p).buildView(BlobStoreContext.class),
-                        JcloudsArtifactStore.LOCAL_CONTAINER);
-            }
+            case FILESYSTEM -> filesystem(checkFilesystem(config));
             case TRANSIENT -> new Opened(ContextBuilder.newBuilder("transient").buildView(BlobStoreContext.class),
                     JcloudsArtifactStore.LOCAL_CONTAINER);
             case S3 -> {
@@ -48,6 +42,14 @@ final class BlobContexts {
                 yield new Opened(context, config.s3Bucket());
             }
         };
+    }
+
+    /** The filesystem provider's context on {@code dir}, a directory {@link #checkFilesystem} accepted. */
+    static Opened filesystem(Path dir) {
+        Properties p = new Properties();
+        p.setProperty("jclouds.filesystem.basedir", dir.toString());
+        return new Opened(ContextBuilder.newBuilder("filesystem").overrides(p).buildView(BlobStoreContext.class),
+                JcloudsArtifactStore.LOCAL_CONTAINER);
     }
 
     /**

@@ -38,11 +38,7 @@ final class Bucket {
     /** The provider's store once {@link #opening} completed (read without waiting on the future). */
     private volatile BlobStore blobs;
 
-    Bucket(ArtifactConfig config, BlobStore blobs, String container) {
-        this(config, CompletableFuture.completedFuture(blobs), container);
-    }
-
-    /** A bucket whose store is still being opened: every use waits for {@code opening}. */
+    /** A bucket whose store may still be being opened: every use waits for {@code opening}. */
     Bucket(ArtifactConfig config, CompletableFuture<BlobStore> opening, String container) {
         this.config = config;
         this.opening = opening;

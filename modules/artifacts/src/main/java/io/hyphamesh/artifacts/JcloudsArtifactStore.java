@@ -2,6 +2,7 @@ package io.hyphamesh.artifacts;
 
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -77,10 +78,10 @@ final class JcloudsArtifactStore implements ArtifactStore {
      */
     static JcloudsArtifactStore open(ArtifactConfig config) {
         if (config.provider() == ArtifactConfig.Provider.FILESYSTEM) {
-            BlobContexts.checkFilesystem(config);
+            Path dir = BlobContexts.checkFilesystem(config);
             CompletableFuture<BlobStoreContext> opening = new CompletableFuture<>();
             JcloudsArtifactStore store = new JcloudsArtifactStore(config, opening, LOCAL_CONTAINER);
-            Thread.ofVirtual().name("hypha-blob-wiring").start(() -> store.openInto(opening));
+            Thread.ofVirtual().name("hypha-blob-wiring").start(() -> store.openInto(opening, dir));
             return store;
         }
         BlobContexts.Opened opened = BlobContexts.open(config);
@@ -95,12 +96,12 @@ final class JcloudsArtifactStore implements ArtifactStore {
         return store;
     }
 
-    /** Opens the provider and prepares it, then hands the context to every call waiting for it. */
-    private void openInto(CompletableFuture<BlobStoreContext> opening) {
+    /** Opens the filesystem provider on {@code dir} and prepares it, then hands the context to every call waiting for it. */
+    private void openInto(CompletableFuture<BlobStoreContext> opening, Path dir) {
         BlobContexts.Opened opened = null;
         long t0 = System.nanoTime();
         try {
-            opened = BlobContexts.open(config);
+            opened = BlobContexts.filesystem(dir);
             prepare(opened.context().getBlobStore());
             LOG.info("the " + config.provider().key() + " blob store is ready (wired in the background in "
                     + (System.nanoTime() - t0) / 1_000_000 + " ms)");
