@@ -221,6 +221,7 @@ public final class HyphaServer implements AutoCloseable {
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
                 .docJournal(config.bool("storage.doc-journal"))
+                .logJournal(config.bool("storage.log-journal"))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
                 .url(config.string("storage.url"))
                 .user(config.string("storage.user"))

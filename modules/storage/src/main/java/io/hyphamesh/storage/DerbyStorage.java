@@ -21,6 +21,7 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
 
 /**
  * Derby-backed {@link Storage}: one embedded database per shard under {@code <data-dir>/db}, each
@@ -275,33 +276,95 @@ final class DerbyStorage implements Storage {
         return shard.readCached(false, st -> Queries.loadObject(st, id));
     }
 
+    // A Log's reads: Derby holds its entries below what the journal holds of it (JournaledLog), the
+    // journal those from there on; each read takes the journal's part first, then Derby's below it.
+
     @Override
     public List<LogEntry> readLog(int shard, long objectId, long fromSeq, long toSeq, int limit, boolean descending) {
         if (limit <= 0 || fromSeq > toSeq) {
             return List.of();
         }
-        return shards.get(shard).readCached(true, st -> Queries.readLog(st, objectId, fromSeq, toSeq, limit,
+        Shard s = shards.get(shard);
+        JournaledLog j = s.journaledLog(objectId);
+        long first = j == null ? Long.MAX_VALUE : j.firstSeq();
+        if (j == null || first > toSeq) {
+            return s.readCached(true, st -> Queries.readLog(st, objectId, fromSeq, toSeq, limit, descending));
+        }
+        List<LogEntry> journaled = j.range(fromSeq, toSeq, limit, descending);
+        if (fromSeq >= first || journaled.size() >= limit && descending) {
+            return journaled;
+        }
+        int rest = descending ? limit - journaled.size() : limit;
+        List<LogEntry> stored = s.readCached(true, st -> Queries.readLog(st, objectId, fromSeq, first - 1, rest,
                 descending));
+        if (journaled.isEmpty()) {
+            return stored;
+        }
+        List<LogEntry> out = new ArrayList<>(Math.min(limit, stored.size() + journaled.size()));
+        if (descending) {
+            out.addAll(journaled);
+            out.addAll(stored);
+        } else {
+            out.addAll(stored);
+            for (int i = 0; i < journaled.size() && out.size() < limit; i++) {
+                out.add(journaled.get(i));
+            }
+        }
+        return out;
     }
 
     @Override
     public long lastLogSeq(int shard, long objectId, long atLeast) {
-        return shards.get(shard).readCached(false, st -> Queries.lastLogSeq(st, objectId, atLeast));
+        Shard s = shards.get(shard);
+        JournaledLog j = s.journaledLog(objectId);
+        long stored = s.readCached(false, st -> Queries.lastLogSeq(st, objectId, atLeast));
+        return j == null ? stored : Math.max(stored, j.lastSeq());
     }
 
     @Override
     public long logBytes(int shard, long objectId, long fromSeq, long toSeq) {
-        return shards.get(shard).readCached(true, st -> Queries.logBytes(st, objectId, fromSeq, toSeq));
+        Shard s = shards.get(shard);
+        JournaledLog j = s.journaledLog(objectId);
+        long first = j == null ? Long.MAX_VALUE : j.firstSeq();
+        long journaled = j == null ? 0 : j.bytes(fromSeq, toSeq);
+        long storedTo = Math.min(toSeq, first - 1);
+        if (fromSeq > storedTo) {
+            return journaled;
+        }
+        return journaled + s.readCached(true, st -> Queries.logBytes(st, objectId, fromSeq, storedTo));
     }
 
     @Override
     public Optional<Long> findProducerEntry(int shard, long objectId, String producer, long pseq) {
-        return shards.get(shard).read(true, c -> Queries.findProducerEntry(c, objectId, producer, pseq));
+        Shard s = shards.get(shard);
+        JournaledLog j = s.journaledLog(objectId);
+        if (j != null) {
+            Optional<Long> journaled = j.find(producer, pseq);
+            if (journaled.isPresent()) {
+                return journaled;
+            }
+        }
+        Optional<Long> stored = s.read(true, c -> Queries.findProducerEntry(c, objectId, producer, pseq));
+        // a truncation still in the journal has removed what it covers
+        return j != null && stored.isPresent() && stored.get() < j.truncatedBefore() ? Optional.empty() : stored;
     }
 
     @Override
     public List<ProducerState> producers(int shard, long objectId) {
-        return shards.get(shard).readCached(false, st -> Queries.producers(st, objectId));
+        Shard s = shards.get(shard);
+        JournaledLog j = s.journaledLog(objectId);
+        List<ProducerState> stored = s.readCached(false, st -> Queries.producers(st, objectId));
+        if (j == null) {
+            return stored;
+        }
+        java.util.Map<String, ProducerState> byProducer = new java.util.LinkedHashMap<>();
+        for (ProducerState p : stored) {
+            byProducer.put(p.producer(), p);
+        }
+        for (ProducerState p : j.producers()) {
+            byProducer.put(p.producer(), p);
+        }
+        return new ArrayList<>(byProducer.values());
     }
 
     @Override
@@ -317,8 +380,24 @@ final class DerbyStorage implements Storage {
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
         List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
-        page.replaceAll(r -> shards.get(shardOf(r.objectId())).readCached(false, st -> Queries.completeLog(st, r)));
+        page.replaceAll(this::completeLog);
         return page;
+    }
+
+    /** A Log's row with its counters brought up to its last stored entry (the row is written lazily). */
+    private ObjectRow completeLog(ObjectRow r) {
+        if (r.objectId().kind() != ObjectKind.LOG) {
+            return r;
+        }
+        int shard = shardOf(r.objectId());
+        long last = lastLogSeq(shard, r.id(), r.lastSeq());
+        if (last == r.lastSeq()) {
+            return r;
+        }
+        long first = r.firstSeq() == 0 ? 1 : r.firstSeq();
+        long bytes = r.bytes() + logBytes(shard, r.id(), Math.max(first, r.lastSeq() + 1), last);
+        return new ObjectRow(r.id(), r.objectId(), r.version(), r.state(), first, last, last - first + 1, bytes,
+                r.createdAt(), r.lastActivity(), r.alarmAt());
     }
 
     @Override
@@ -379,7 +458,7 @@ final class DerbyStorage implements Storage {
                 Thread.currentThread().interrupt();
                 throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted before the backup of shard " + s.index);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot back up shard " + s.index + ": its Doc journal"
+                throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot back up shard " + s.index + ": its journal"
                         + " could not be written into the database first", e);
             }
             s.read(false, c -> {
@@ -488,14 +567,14 @@ final class DerbyStorage implements Storage {
                 Path journalFile = dir.resolveSibling("doc-journal-" + index);
                 DocJournal journal = null;
                 if (config.docJournal()) {
-                    journal = DocJournal.open(journalFile, writer, config.durable());
+                    journal = DocJournal.open(journalFile, writer, config.durable(), config.logJournal(),
+                            config.journalCheckpointMillis() * 1_000_000L);
                 } else {
                     // switched off after a run that left rows in it: they go into Derby now
                     DocJournal.absorb(journalFile, writer, dialect);
                 }
                 if (journal != null) {
-                    long journaledMax = journal.rows().stream().mapToLong(ObjectRow::id).max().orElse(0);
-                    maxId = Math.max(maxId, journaledMax);
+                    maxId = Math.max(maxId, journal.maxId());
                 }
                 writer.setAutoCommit(false);
                 writer.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
@@ -598,9 +677,14 @@ final class DerbyStorage implements Storage {
             }
         }
 
-        /** The newest row of a Doc written since the last checkpoint, or null. */
+        /** The newest row of an object written since the last checkpoint, or null. */
         ObjectRow journaled(ObjectId id) {
             return journal == null ? null : journal.get(id);
+        }
+
+        /** What the journal holds of a Log since the last checkpoint, or null. */
+        JournaledLog journaledLog(long objectId) {
+            return journal == null ? null : journal.log(objectId);
         }
 
         /**

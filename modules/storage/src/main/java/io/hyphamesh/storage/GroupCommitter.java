@@ -107,7 +107,7 @@ final class GroupCommitter {
     private final WriteRecovery recovery;
     // owned by the committer thread (replaced together when the connection is reopened)
     private final WriteConnection writer;
-    // Derby: the shard's Doc journal (null: every write goes to the database)
+    // Derby: the shard's journal of Doc and Log writes (null: every write goes to the database)
     private final DocJournal journal;
     private final java.util.concurrent.ConcurrentLinkedQueue<CompletableFuture<Void>> checkpointWaiters =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -130,8 +130,8 @@ final class GroupCommitter {
     }
 
     /**
-     * {@code journal}: Derby's Doc journal of this shard ({@link DocJournal}); submissions of Doc
-     * rows alone go there, everything else to the database, in submission order.
+     * {@code journal}: Derby's journal of this shard ({@link DocJournal}); submissions it accepts
+     * (object rows and Log writes) go there, everything else to the database, in submission order.
      */
     GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect,
                    DocJournal journal) throws SQLException {
@@ -219,10 +219,8 @@ final class GroupCommitter {
             // the first commit prepares again and meets the failure on its ordinary path
             LOG.log(Level.FINE, name + ": statements not prepared yet", e);
         }
-        if (journal != null && !journal.isEmpty()) {
-            // rows a previous run left in the journal go into Derby before anything else
-            checkpoint();
-        }
+        // what a previous run left in the journal goes into Derby at its first checkpoint, a second
+        // from now (reads merge it meanwhile; a database write that touches it checkpoints first)
         List<Submission> batch = new ArrayList<>();
         while (true) {
             try {
@@ -266,12 +264,14 @@ final class GroupCommitter {
             commitToDatabase(live);
             return;
         }
-        // runs of consecutive submissions, each all for the journal or all for the database, in order
+        // runs of consecutive submissions, each all for the journal or all for the database, in order;
+        // each run learns where the Logs it appends to end as it goes (DocJournal.accepts)
         int i = 0;
         while (i < live.size()) {
-            boolean toJournal = journal.accepts(live.get(i).writes);
+            Map<Long, Long> ends = new java.util.HashMap<>();
+            boolean toJournal = journal.accepts(live.get(i).writes, ends, writer.connection());
             int k = i + 1;
-            while (k < live.size() && journal.accepts(live.get(k).writes) == toJournal) {
+            while (k < live.size() && journal.accepts(live.get(k).writes, ends, writer.connection()) == toJournal) {
                 k++;
             }
             List<Submission> run = liveOf(live.subList(i, k));
@@ -301,7 +301,7 @@ final class GroupCommitter {
     }
 
     /**
-     * Doc rows alone: one append and one fsync of the journal for the whole run. A failed append
+     * Submissions the journal accepts: one append and one fsync of the journal for the whole run. A failed append
      * leaves nothing of the run visible; the file is cut back to its last whole record, and the
      * store refuses writes until a probe write succeeds (the disk may be full), as for Derby.
      */
@@ -319,12 +319,12 @@ final class GroupCommitter {
                 recovery.markDown(e);
             }
             for (Submission s : run) {
-                HyphaException he = new HyphaException(ErrorCode.UNAVAILABLE, name + ": the Doc journal could not be"
+                HyphaException he = new HyphaException(ErrorCode.UNAVAILABLE, name + ": the journal could not be"
                         + " written (" + e.getMessage() + "); " + (cut ? "not applied" : "outcome unknown")
                         + ". Retry", e);
                 failQuietly(s, he);
             }
-            LOG.log(Level.WARNING, name + ": Doc journal append of " + run.size() + " submissions failed", e);
+            LOG.log(Level.WARNING, name + ": journal append of " + run.size() + " submissions failed", e);
             return;
         }
         completeAll(run);
@@ -344,7 +344,7 @@ final class GroupCommitter {
                     w.complete(null);
                 } else {
                     w.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, name
-                            + ": the Doc journal could not be written into the database"));
+                            + ": the journal could not be written into the database"));
                 }
             }
         }
@@ -372,9 +372,7 @@ final class GroupCommitter {
     private boolean checkpoint() {
         try {
             WriteConnection.Applier applier = writer.applier();
-            for (ObjectRow r : journal.rows()) {
-                applier.apply(new Write.PutObject(r));
-            }
+            journal.applyTo(applier);
             applier.finish();
             journal.markCheckpointed(writer.connection());
             writer.connection().commit();
@@ -385,7 +383,7 @@ final class GroupCommitter {
                 e.addSuppressed(re);
             }
             LOG.log(recovery.problem() != null ? Level.FINE : Level.WARNING,
-                    name + ": checkpoint of the Doc journal failed; its rows stay in the journal", e);
+                    name + ": checkpoint of the journal failed; its writes stay in the journal", e);
             if (reconnect != null && (cannotWrite(e) || writer.broken())) {
                 // Derby cannot write (a full disk): refuse writes until the probe succeeds, so the
                 // journal does not grow into the space Derby needs to take its rows
@@ -411,9 +409,14 @@ final class GroupCommitter {
     private void commitToDatabase(List<Submission> live) {
         if (journal != null && mustCheckpointBefore(live) && !checkpoint()) {
             for (Submission s : live) {
-                fail(s, new SQLException("the Doc journal's rows could not be written into the database first"));
+                fail(s, new SQLException("the journal's writes could not be written into the database first"));
             }
             return;
+        }
+        if (journal != null) {
+            for (Submission s : live) {
+                journal.forgetStoredEnds(s.writes);
+            }
         }
         Outcome o = tryCommit(live);
         failFenced(o.fenced);

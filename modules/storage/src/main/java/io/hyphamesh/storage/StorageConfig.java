@@ -26,6 +26,8 @@ public final class StorageConfig {
     private final long pageCacheBytes;
     private final boolean durable;
     private final boolean docJournal;
+    private final boolean logJournal;
+    private final long journalCheckpointMillis;
     private final Optional<String> url;
     private final Optional<String> user;
     private final Optional<String> password;
@@ -65,6 +67,8 @@ public final class StorageConfig {
                 : (int) Math.max(MIN_PAGES, Math.min(Integer.MAX_VALUE, pageCacheBytes / b.shards / LARGEST_PAGE));
         this.durable = b.durable;
         this.docJournal = b.docJournal;
+        this.logJournal = b.logJournal;
+        this.journalCheckpointMillis = b.journalCheckpointMillis;
         this.url = b.url;
         this.user = b.user;
         this.password = b.password;
@@ -130,6 +134,19 @@ public final class StorageConfig {
      */
     public boolean docJournal() {
         return docJournal;
+    }
+
+    /**
+     * Derby, with {@link #docJournal()}: a Log's writes (entries, producer marks, truncations, its
+     * row) go to that journal too and reach the database at its checkpoints. PostgreSQL ignores it.
+     */
+    public boolean logJournal() {
+        return logJournal;
+    }
+
+    /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
+    long journalCheckpointMillis() {
+        return journalCheckpointMillis;
     }
 
     /** The PostgreSQL JDBC URL ({@code jdbc:postgresql://host:port/db}); empty for Derby. */
@@ -204,6 +221,8 @@ public final class StorageConfig {
         private long pageCacheBytes;
         private boolean durable = true;
         private boolean docJournal = true;
+        private boolean logJournal = true;
+        private long journalCheckpointMillis = 1000;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
         private Optional<String> password = Optional.empty();
@@ -269,6 +288,18 @@ public final class StorageConfig {
         /** See {@link StorageConfig#docJournal()}; default true. */
         public Builder docJournal(boolean on) {
             this.docJournal = on;
+            return this;
+        }
+
+        /** See {@link StorageConfig#logJournal()}; default true. */
+        public Builder logJournal(boolean on) {
+            this.logJournal = on;
+            return this;
+        }
+
+        /** See {@link StorageConfig#journalCheckpointMillis()}; tests hold writes in the journal with it. */
+        Builder journalCheckpointMillis(long millis) {
+            this.journalCheckpointMillis = millis;
             return this;
         }
 

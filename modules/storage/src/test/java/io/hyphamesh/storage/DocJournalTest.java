@@ -80,7 +80,7 @@ class DocJournalTest {
         Path shard = dir.resolve("db").resolve("shard-0");
         DerbyDialect dialect = new DerbyDialect();
         try (Connection c = dialect.connect(shard)) {
-            DocJournal j = DocJournal.open(journalFile(), c, true);
+            DocJournal j = DocJournal.open(journalFile(), c, true, true);
             j.append(List.of(List.of(new Write.PutObject(doc(a, "a", 2, "{\"v\":2}")))));
             j.append(List.of(List.of(new Write.PutObject(doc(a + 1, "b", 1, "{\"b\":true}")))));
             j.close();

@@ -37,6 +37,7 @@ public final class HyphaConfig {
             new Setting("storage.read-connections", "4", "read connections per shard"),
             new Setting("storage.durable", "true", "fsync every commit; false only for throwaway benchmarks"),
             new Setting("storage.doc-journal", "true", "Derby: Doc writes go to a journal file per shard (fsynced per group commit) and into Derby about once a second"),
+            new Setting("storage.log-journal", "true", "Derby, with storage.doc-journal: Log appends, producer marks and truncations go to that journal too"),
             new Setting("storage.url", "", "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); empty: embedded Derby under data-dir"),
             new Setting("storage.user", "", "PostgreSQL user"),
             new Setting("storage.password", "", "PostgreSQL password (prefer storage.password-file)"),
