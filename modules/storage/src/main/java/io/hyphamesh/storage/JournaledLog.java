@@ -50,7 +50,6 @@ final class JournaledLog {
         while (start < entries.size() && entries.get(start).seq() < before) {
             entries.set(start++, null);
         }
-        index.values().removeIf(seq -> seq < before);
     }
 
     /** The first journaled sequence; {@code Long.MAX_VALUE} when no entry is journaled. */
@@ -105,7 +104,9 @@ final class JournaledLog {
 
     /** The Log sequence of {@code (producer, pseq)} if journaled. */
     synchronized Optional<Long> find(String producer, long pseq) {
-        return Optional.ofNullable(index.get(key(producer, pseq)));
+        Long seq = index.get(key(producer, pseq));
+        // an entry a truncation removed is no longer found (its mark is dropped by that truncation in Derby)
+        return seq == null || seq < truncatedBefore ? Optional.empty() : Optional.of(seq);
     }
 
     /** The latest journaled mark of each producer. */

@@ -231,6 +231,28 @@ class LogJournalTest {
     }
 
     @Test
+    void aTruncationInTheJournalHidesTheMarksAndEntriesTheJournalHeldBelowIt() throws Exception {
+        long id;
+        try (Storage s = holding()) {
+            id = s.newObjectId(0);
+            for (long q = 1; q <= 4; q++) {
+                submit(s, new Write.AppendEntries(id, entries(q, q)), new Write.ProducerMark(id, "p", q, q, true));
+            }
+            submit(s, new Write.Truncate(id, 3));
+            assertEquals(0, storedInDerbyFrom(id, 1), "all of it in the journal");
+            assertEquals(Optional.empty(), s.findProducerEntry(0, id, "p", 2));
+            assertEquals(Optional.of(3L), s.findProducerEntry(0, id, "p", 3));
+            assertEquals(range(3, 4), seqs(s.readLog(0, id, 3, 100, 100, false)));
+            assertEquals(bytes(3, 4), s.logBytes(0, id, 3, 4));
+        }
+        try (Storage s = derbyOnly()) {
+            assertEquals(Optional.empty(), s.findProducerEntry(0, id, "p", 2));
+            assertEquals(Optional.of(3L), s.findProducerEntry(0, id, "p", 3));
+            assertEquals(range(3, 4), seqs(s.readLog(0, id, 3, 100, 100, false)));
+        }
+    }
+
+    @Test
     void aLogDeletedWhileTheJournalHoldsItsEntriesDoesNotComeBack() throws Exception {
         long id;
         try (Storage s = holding()) {
