@@ -5,6 +5,7 @@ module io.hyphamesh.bench {
     requires io.hyphamesh.client;
     requires HdrHistogram;
     requires java.management;
+    requires jdk.management;
     requires java.sql;
     requires java.net.http;
     requires jakarta.json;

@@ -33,10 +33,15 @@ public final class CommitBench {
         Path dir = Files.createTempDirectory("hypha-commit-bench");
         System.out.println("durable commits, " + seconds + " s each, data in " + dir);
         derbyOneCommitPerWrite(dir.resolve("plain"), seconds);
-        try (Storage storage = Storage.open(StorageConfig.builder().dataDir(dir.resolve("hypha")).shards(4).build())) {
-            groupCommit(storage, 1, seconds);
-            groupCommit(storage, 32, seconds);
-            groupCommit(storage, 256, seconds);
+        // Log appends as a Derby transaction per group, then through the shard's journal (the default)
+        for (boolean journal : new boolean[] {false, true}) {
+            System.out.println("storage.log-journal=" + journal);
+            try (Storage storage = Storage.open(StorageConfig.builder().dataDir(dir.resolve("hypha-" + journal)).shards(2)
+                    .logJournal(journal).build())) {
+                groupCommit(storage, 1, seconds);
+                groupCommit(storage, 32, seconds);
+                groupCommit(storage, 256, seconds);
+            }
         }
     }
 
@@ -71,6 +76,7 @@ public final class CommitBench {
         CountDownLatch done = new CountDownLatch(inFlight);
         long[] counts = new long[inFlight];
         long start = System.nanoTime();
+        long cpu0 = cpuNanos();
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < inFlight; w++) {
             int worker = w;
@@ -102,10 +108,17 @@ public final class CommitBench {
         for (long c : counts) {
             n += c;
         }
-        report("group commit, " + inFlight + " in flight", n, System.nanoTime() - start, h);
+        long nanos = System.nanoTime() - start;
+        report("group commit, " + inFlight + " in flight", n, nanos, h);
+        System.out.printf(Locale.ROOT, "    (process CPU %.1f us per commit)%n", (cpuNanos() - cpu0) / 1e3 / Math.max(1, n));
         Storage.Stats s = storage.stats();
         System.out.printf(Locale.ROOT, "    (so far: %d commits for %d submissions, %.1f per commit)%n", s.commits(),
                 s.submissions(), s.submissions() / (double) Math.max(1, s.commits()));
+    }
+
+    private static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     private static void report(String what, long n, long nanos, Histogram h) {
