@@ -96,6 +96,8 @@ final class GroupCommitter {
     private final Fence fence;
     private final Reconnect reconnect;
     private final LinkedBlockingQueue<Submission> queue = new LinkedBlockingQueue<>();
+    /** Submissions in the last group (committer thread only). */
+    private int lastBatch;
     private final Thread thread;
     private volatile boolean stopping;
     private volatile long commits;
@@ -241,6 +243,13 @@ final class GroupCommitter {
                 }
                 batch.add(first);
                 queue.drainTo(batch, maxBatch - 1);
+                if (batch.size() < lastBatch && lastBatch > 1 && batch.size() < maxBatch) {
+                    // writers are many (the last group was larger): let those about to submit do so
+                    // before this group's fsync, rather than pay an fsync for them right after it
+                    Thread.yield();
+                    queue.drainTo(batch, maxBatch - batch.size());
+                }
+                lastBatch = batch.size();
                 commitBatch(batch);
                 checkpointIfDue();
             } catch (InterruptedException e) {
