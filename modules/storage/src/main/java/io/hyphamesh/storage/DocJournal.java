@@ -88,8 +88,9 @@ final class DocJournal {
     /** Log writes are journaled too (else only Doc rows are). */
     private final boolean logWrites;
     /**
-     * Committer thread only: the last sequence Derby holds of a Log, as read from Derby or left by a
-     * checkpoint; dropped when a database write may change it. Cleared when it grows past
+     * Committer thread only: where a Log ends (the last sequence Derby holds of it, or the last one a
+     * checkpoint took, truncated or not), as read from Derby or left by a checkpoint; dropped when a
+     * database write may change it. Cleared when it grows past
      * {@link #STORED_LAST_MAX} Logs (then read again as needed).
      */
     private final java.util.HashMap<Long, Long> storedLast = new java.util.HashMap<>();
@@ -368,8 +369,8 @@ final class DocJournal {
             return run;
         }
         JournaledLog l = logs.get(objectId);
-        if (l != null && l.lastSeq() > 0) {
-            return l.lastSeq();
+        if (l != null && l.lastAppended() > 0) {
+            return l.lastAppended();
         }
         Long stored = storedLast.get(objectId);
         if (stored != null) {
@@ -630,7 +631,8 @@ final class DocJournal {
         byId.clear();
         byName.clear();
         for (JournaledLog l : logs.values()) {
-            long last = l.lastSeq();
+            // where the Log ends, its truncated entries included: the next append continues there
+            long last = l.lastAppended();
             if (last > 0 && storedLast.size() < STORED_LAST_MAX) {
                 storedLast.put(l.objectId, last);
             } else if (last > 0) {

@@ -21,6 +21,8 @@ import java.util.Optional;
 final class JournaledLog {
     final long objectId;
     private final ArrayList<LogEntry> entries = new ArrayList<>();
+    /** The last sequence appended here, truncated or not; 0 when none. */
+    private long lastAppended;
     /** Index in {@link #entries} of the first entry not truncated. */
     private int start;
     /** Entries below it are gone (a truncation Derby has not applied yet); 0: none. */
@@ -35,6 +37,9 @@ final class JournaledLog {
 
     synchronized void add(List<LogEntry> es) {
         entries.addAll(es);
+        if (!es.isEmpty()) {
+            lastAppended = es.get(es.size() - 1).seq();
+        }
     }
 
     synchronized void mark(Write.ProducerMark m) {
@@ -60,6 +65,11 @@ final class JournaledLog {
     /** The last journaled sequence; 0 when no entry is journaled. */
     synchronized long lastSeq() {
         return start < entries.size() ? entries.get(entries.size() - 1).seq() : 0;
+    }
+
+    /** Where the Log ends as far as the journal knows: its last appended sequence, even if truncated since; 0 when none. */
+    synchronized long lastAppended() {
+        return lastAppended;
     }
 
     /** A pending truncation's first kept sequence; 0 when none. */

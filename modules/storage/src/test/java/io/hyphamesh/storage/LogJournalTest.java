@@ -253,6 +253,27 @@ class LogJournalTest {
     }
 
     @Test
+    void appendsAfterATruncationOfEverythingStillGoToTheJournal() throws Exception {
+        try (Storage s = holding()) {
+            long id = s.newObjectId(0);
+            long other = s.newObjectId(0);
+            append(s, id, 1, 5);
+            submit(s, new Write.Truncate(id, 6));
+            append(s, id, 6, 8);
+            assertEquals(0, storedInDerbyFrom(id, 1), "6..8 continue the Log: journaled, no checkpoint");
+            // a checkpoint (a deletion makes the journal take one first) while all the Log's journaled
+            // entries are truncated: the Log's end (8) is remembered through it
+            submit(s, new Write.Truncate(id, 9));
+            submit(s, new Write.DeleteObject(other));
+            assertEquals(0, storedInDerbyFrom(id, 1), "the checkpoint had no entry of the Log left to write");
+            append(s, id, 9, 10);
+            assertEquals(0, storedInDerbyFrom(id, 1), "9..10 continue the Log: journaled, no checkpoint");
+            assertEquals(range(9, 10), seqs(s.readLog(0, id, 9, 100, 100, false)));
+            assertEquals(10, s.lastLogSeq(0, id, 9));
+        }
+    }
+
+    @Test
     void aLogDeletedWhileTheJournalHoldsItsEntriesDoesNotComeBack() throws Exception {
         long id;
         try (Storage s = holding()) {
