@@ -224,6 +224,13 @@ final class DocJournal {
         }
         long magic = head.getLong(0);
         if (magic != MAGIC && magic != MAGIC_V2 && magic != MAGIC_V1) {
+            if ((magic >>> 8) == (MAGIC >>> 8)) {
+                // a later format ("HYJOURN" and another digit): it may hold acknowledged writes this
+                // version cannot read, so it must not be taken for an empty file and overwritten
+                throw new IOException("the journal is in format " + (char) (magic & 0xff) + ", newer than this"
+                        + " server reads (up to 3); start the version that wrote it, and stop it cleanly"
+                        + " (an empty journal is read by every version)");
+            }
             return 0;
         }
         format = magic == MAGIC ? 3 : magic == MAGIC_V2 ? 2 : 1;

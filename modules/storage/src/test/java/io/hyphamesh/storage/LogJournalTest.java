@@ -308,6 +308,21 @@ class LogJournalTest {
         }
     }
 
+    @Test
+    void aJournalOfALaterFormatFailsTheOpenInsteadOfBeingEmptied() throws Exception {
+        try (Storage s = holding()) {
+            append(s, s.newObjectId(0), 1, 3);
+        }
+        Path file = dir.resolve("db").resolve("doc-journal-0");
+        byte[] later = ByteBuffer.allocate(64).putLong(0x48594a4f55524e39L).putLong(7).array(); // "HYJOURN9"
+        Files.write(file, later);
+        io.hyphamesh.api.HyphaException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.hyphamesh.api.HyphaException.class, this::holding);
+        assertTrue(e.getMessage().contains("format 9"), e.getMessage());
+        assertEquals(List.of(later[0], later[7], later[15]), List.of(Files.readAllBytes(file)[0], Files.readAllBytes(file)[7],
+                Files.readAllBytes(file)[15]), "the file is left as it was");
+    }
+
     private static ObjectRow logRow(long id, long last) {
         return new ObjectRow(id, LOG_ID, 0, new byte[0], last == 0 ? 0 : 1, last, last, bytes(1, last), 1_000, 2_000,
                 Optional.empty());
