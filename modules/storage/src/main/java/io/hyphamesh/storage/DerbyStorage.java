@@ -372,9 +372,8 @@ final class DerbyStorage implements Storage {
         // each shard's first page, merged: the page is the first 'limit' of their union
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            List<ObjectRow> rows = s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind, afterName,
-                    limit));
-            out.addAll(s.withJournal(rows, r -> r.objectId().workspace().equals(workspace)
+            out.addAll(s.withJournal(() -> s.readCached(false, st -> Queries.listObjects(st, workspace, afterKind,
+                    afterName, limit)), r -> r.objectId().workspace().equals(workspace)
                     && (r.objectId().kind().ordinal() > afterKind || r.objectId().kind().ordinal() == afterKind
                     && r.objectId().name().compareTo(afterName) > 0)));
         }
@@ -404,8 +403,7 @@ final class DerbyStorage implements Storage {
     public List<ObjectRow> alarms() {
         List<ObjectRow> out = new ArrayList<>();
         for (Shard s : shards) {
-            List<ObjectRow> rows = s.read(false, Queries::alarms);
-            out.addAll(s.withJournal(rows, r -> r.alarmAt().isPresent()).stream()
+            out.addAll(s.withJournal(() -> s.read(false, Queries::alarms), r -> r.alarmAt().isPresent()).stream()
                     .filter(r -> r.alarmAt().isPresent()).toList());
         }
         return out;
@@ -691,8 +689,24 @@ final class DerbyStorage implements Storage {
          * Rows read from Derby with the journal's newer rows in their place (state left out, as in
          * listings), and the journal's rows Derby does not have yet that {@code wanted} accepts.
          */
-        List<ObjectRow> withJournal(List<ObjectRow> rows, java.util.function.Predicate<ObjectRow> wanted) {
-            if (journal == null || journal.isEmpty()) {
+        List<ObjectRow> withJournal(java.util.function.Supplier<List<ObjectRow>> derby,
+                                    java.util.function.Predicate<ObjectRow> wanted) {
+            if (journal == null) {
+                return derby.get();
+            }
+            while (true) {
+                // a checkpoint between the two reads would move rows from the journal into Derby
+                // after Derby was read: read again when one completed meanwhile
+                long before = journal.checkpoints();
+                List<ObjectRow> merged = merge(derby.get(), wanted);
+                if (journal.checkpoints() == before) {
+                    return merged;
+                }
+            }
+        }
+
+        private List<ObjectRow> merge(List<ObjectRow> rows, java.util.function.Predicate<ObjectRow> wanted) {
+            if (journal.isEmpty()) {
                 return rows;
             }
             java.util.Map<Long, ObjectRow> byId = new java.util.LinkedHashMap<>();

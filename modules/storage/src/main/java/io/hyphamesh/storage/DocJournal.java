@@ -113,6 +113,10 @@ final class DocJournal {
     // writes a crash left were read back at open, and not checkpointed yet
     private boolean readBackRecently;
     private boolean disabled;
+    // disabled, and Derby records the current generation: records a failed append left behind are dropped at open
+    private boolean retired;
+    /** Checkpoints completed: a reader that merges Derby's rows and the journal's reads it before and after. */
+    private volatile long checkpoints;
     private ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
 
     private DocJournal(Path file, boolean durable, boolean logWrites, long checkpointNanos) {
@@ -160,10 +164,10 @@ final class DocJournal {
                 j.generation = checkpointed;
                 j.reset();
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // it may hold acknowledged rows Derby does not have: never start past it
             j.closeChannel();
-            throw new SQLException("cannot open the Doc journal " + file + ": " + e.getMessage(), e);
+            throw new SQLException("cannot open the journal " + file + ": " + e.getMessage(), e);
         }
         return j;
     }
@@ -546,9 +550,10 @@ final class DocJournal {
             allocated = size;
             return true;
         } catch (IOException e) {
-            LOG.log(Level.WARNING, file.getFileName() + " cannot be cut back after a failed write; Doc writes go to"
-                    + " Derby row by row from now on", e);
+            LOG.log(Level.WARNING, file.getFileName() + " cannot be cut back after a failed write; Doc and Log"
+                    + " writes go to Derby from now on", e);
             disabled = true;
+            retired = false;
             return false;
         }
     }
@@ -582,6 +587,26 @@ final class DocJournal {
 
     boolean isEmpty() {
         return byId.isEmpty() && logs.isEmpty();
+    }
+
+    /**
+     * The journal was turned off after an append it could not cut back, and Derby does not yet
+     * record its generation: the records of that append may be in the file and would be read
+     * back at the next open over what Derby takes meanwhile. A checkpoint (even of nothing) must
+     * come before any database write.
+     */
+    boolean needsRetire() {
+        return disabled && !retired;
+    }
+
+    /** Checkpoints completed so far (see {@link #checkpoints}). */
+    long checkpoints() {
+        return checkpoints;
+    }
+
+    /** True when Derby records this journal's current generation as checkpointed. */
+    boolean derbyHoldsGeneration(Connection c) throws SQLException {
+        return checkpointed(c) == generation;
     }
 
     /**
@@ -634,6 +659,8 @@ final class DocJournal {
      * anyway, since Derby recorded its generation.
      */
     void checkpointed() {
+        // counted before anything is forgotten: a reader that saw something forgotten sees the count move
+        checkpoints++;
         readBackRecently = false;
         byId.clear();
         byName.clear();
@@ -650,14 +677,18 @@ final class DocJournal {
         rowBytes = 0;
         since = System.nanoTime();
         if (disabled) {
+            // the checkpoint recorded this generation: whatever a failed append left in the file
+            // under it is dropped at the next open
+            retired = true;
             return;
         }
         try {
             reset();
         } catch (IOException e) {
-            LOG.log(Level.WARNING, file.getFileName() + " cannot be emptied after a checkpoint; Doc writes go to Derby"
-                    + " row by row from now on", e);
+            LOG.log(Level.WARNING, file.getFileName() + " cannot be emptied after a checkpoint; Doc and Log writes go"
+                    + " to Derby from now on", e);
             disabled = true;
+            retired = false;
         }
     }
 

@@ -98,6 +98,11 @@ final class GroupCommitter {
     private final LinkedBlockingQueue<Submission> queue = new LinkedBlockingQueue<>();
     /** Submissions in the last group (committer thread only). */
     private int lastBatch;
+    /**
+     * A checkpoint failed: its commit may still have landed (a failed commit can be ambiguous), and
+     * then Derby holds the journal's generation. Settled before the next append or checkpoint.
+     */
+    private boolean checkpointUnsettled;
     private final Thread thread;
     private volatile boolean stopping;
     private volatile long commits;
@@ -233,7 +238,7 @@ final class GroupCommitter {
                 if (first == null) {
                     checkpointIfDue();
                     if (stopping && queue.isEmpty()) {
-                        if (journal != null && !journal.isEmpty()) {
+                        if (journal != null && (!journal.isEmpty() || journal.needsRetire() || checkpointUnsettled)) {
                             checkpoint();
                         }
                         journalClosed();
@@ -315,6 +320,14 @@ final class GroupCommitter {
      * store refuses writes until a probe write succeeds (the disk may be full), as for Derby.
      */
     private void commitToJournal(List<Submission> run) {
+        if (!settleCheckpoint()) {
+            // records of a generation Derby may already hold would be dropped at the next open
+            for (Submission s : run) {
+                failQuietly(s, new HyphaException(ErrorCode.UNAVAILABLE, name + ": the outcome of the last checkpoint"
+                        + " cannot be read yet; not applied. Retry"));
+            }
+            return;
+        }
         List<List<Write>> writes = new ArrayList<>(run.size());
         for (Submission s : run) {
             writes.add(s.writes);
@@ -345,8 +358,8 @@ final class GroupCommitter {
             return;
         }
         boolean asked = !checkpointWaiters.isEmpty();
-        if (asked || journal.checkpointDue()) {
-            boolean ok = journal.isEmpty() || checkpoint();
+        if (asked || journal.checkpointDue() || journal.needsRetire() || checkpointUnsettled) {
+            boolean ok = journal.isEmpty() && !journal.needsRetire() && !checkpointUnsettled || checkpoint();
             CompletableFuture<Void> w;
             while ((w = checkpointWaiters.poll()) != null) {
                 if (ok) {
@@ -379,6 +392,13 @@ final class GroupCommitter {
      * durable, and the next checkpoint tries again).
      */
     private boolean checkpoint() {
+        if (!settleCheckpoint()) {
+            return false;
+        }
+        if (journal.isEmpty() && !journal.needsRetire()) {
+            // the failed checkpoint had landed: nothing is left to write
+            return true;
+        }
         try {
             WriteConnection.Applier applier = writer.applier();
             journal.applyTo(applier);
@@ -391,6 +411,7 @@ final class GroupCommitter {
             } catch (SQLException re) {
                 e.addSuppressed(re);
             }
+            checkpointUnsettled = true;
             LOG.log(recovery.problem() != null ? Level.FINE : Level.WARNING,
                     name + ": checkpoint of the journal failed; its writes stay in the journal", e);
             if (reconnect != null && (cannotWrite(e) || writer.broken())) {
@@ -402,6 +423,35 @@ final class GroupCommitter {
         }
         journal.checkpointed();
         return true;
+    }
+
+    /**
+     * After a failed checkpoint: reads whether Derby holds the journal's generation (the commit
+     * landed after all) and, if so, forgets what it wrote instead of writing it again (a chunk or a
+     * producer mark written twice would fail every later checkpoint). False while Derby cannot say.
+     */
+    private boolean settleCheckpoint() {
+        if (!checkpointUnsettled) {
+            return true;
+        }
+        try {
+            boolean landed = journal.derbyHoldsGeneration(writer.connection());
+            writer.connection().commit();
+            if (landed) {
+                LOG.info(name + ": the checkpoint reported as failed had been committed");
+                journal.checkpointed();
+            }
+            checkpointUnsettled = false;
+            return true;
+        } catch (SQLException e) {
+            LOG.log(Level.FINE, name + ": the outcome of the last checkpoint cannot be read yet", e);
+            try {
+                writer.rollback();
+            } catch (SQLException re) {
+                e.addSuppressed(re);
+            }
+            return false;
+        }
     }
 
     private void journalClosed() {
@@ -416,7 +466,8 @@ final class GroupCommitter {
 
     /** Database writes (everything that is not a Doc row alone, and every write without a journal). */
     private void commitToDatabase(List<Submission> live) {
-        if (journal != null && mustCheckpointBefore(live) && !checkpoint()) {
+        if (journal != null && (journal.needsRetire() || checkpointUnsettled || mustCheckpointBefore(live))
+                && !checkpoint()) {
             for (Submission s : live) {
                 fail(s, new SQLException("the journal's writes could not be written into the database first"));
             }
