@@ -84,6 +84,14 @@ public final class LogObject extends LiveObject {
      * {@link #committedSeq} catches up from it on the object's thread.
      */
     private final AtomicReference<Durable> durable = new AtomicReference<>(new Durable(0, 0));
+    /**
+     * How far the appends of a life have had their answers sent (the committer records it after a
+     * run's answers): events go no further, so an append's answer reaches its socket before the
+     * event that carries the entry (PROTOCOL.md, Ordering), though the mark above moves first.
+     */
+    private final AtomicReference<Durable> answered = new AtomicReference<>(new Durable(0, 0));
+    /** Entries up to here need no answer mark (loaded from storage, or fed after their answers). */
+    private long answeredFloor;
     /** The end of this run's appends (each append moves it), for its commit's callback. */
     private long[] runEnd;
     /** This Log is among the budget's holders (its cache is not empty). */
@@ -119,6 +127,7 @@ public final class LogObject extends LiveObject {
             rowStale = true;
         }
         committedSeq = lastSeq;
+        answeredFloor = lastSeq;
         rowWrittenNanos = System.nanoTime();
         retention = LogRetention.ofState(r.state());
         hasProducers = (r.version() & FLAG_PRODUCERS) != 0;
@@ -157,6 +166,14 @@ public final class LogObject extends LiveObject {
     private void markDurable(int life, long upTo) {
         Durable d = new Durable(life, upTo);
         durable.accumulateAndGet(d, Durable::later);
+    }
+
+    /** How far subscribers may be fed: committed entries whose appends' answers are sent. */
+    long feedableSeq() {
+        syncCommitted();
+        Durable a = answered.get();
+        long cap = a.life() == incarnation ? a.upTo() : 0;
+        return Math.min(committedSeq, Math.max(cap, answeredFloor));
     }
 
     /** Advances the committed mark to what the committer thread recorded for this life of the Log. */
@@ -394,6 +411,12 @@ public final class LogObject extends LiveObject {
             long upTo = lastSeq;
             runEnd = null;
             int life = incarnation;
+            // after this run's answers (registered before it): events may carry its entries from now on
+            gate.afterCommit(e -> {
+                if (e == null) {
+                    answered.accumulateAndGet(new Durable(life, upTo), Durable::later);
+                }
+            });
             if (!subs.isEmpty() || settings.cacheBudget().over()) {
                 // only then is there work on this thread once it is committed (a wake-up per commit):
                 // this Log's own cache limits are kept by its next append (trimCacheIfOver)
@@ -430,6 +453,8 @@ public final class LogObject extends LiveObject {
         if (upTo > committedSeq) {
             committedSeq = Math.min(upTo, lastSeq);
         }
+        // posted after the answers of the commit up to 'upTo'
+        answeredFloor = Math.max(answeredFloor, Math.min(upTo, committedSeq));
         trimCache();
         subs.pumpAll();
     }
@@ -677,6 +702,7 @@ public final class LogObject extends LiveObject {
         firstSeq = 0;
         lastSeq = 0;
         committedSeq = 0;
+        answeredFloor = 0;
         rowWrittenNanos = 0;
         rowDirty = false;
         rowStale = false;

@@ -125,7 +125,7 @@ final class LogSubscriptions {
                     .num("to", first - 1).end());
             sub.next = first;
         }
-        long end = log.committedSeq();
+        long end = log.feedableSeq();
         int budget = (int) Math.min(sub.credit, PUMP_PAGE);
         if (budget <= 0 || sub.next > end) {
             return;
@@ -148,7 +148,7 @@ final class LogSubscriptions {
             sub.next = e.seq() + 1;
             sub.credit--;
         }
-        if (!page.isEmpty() && sub.next <= log.committedSeq() && sub.credit > 0 && !sub.pumpQueued) {
+        if (!page.isEmpty() && sub.next <= log.feedableSeq() && sub.credit > 0 && !sub.pumpQueued) {
             sub.pumpQueued = true;
             log.later(() -> {
                 if (subs.get(sub.id) == sub) {
