@@ -21,7 +21,6 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
-import io.hyphamesh.api.ObjectKind;
 
 /**
  * Derby-backed {@link Storage}: one embedded database per shard under {@code <data-dir>/db}, each
@@ -385,18 +384,18 @@ final class DerbyStorage implements Storage {
 
     /** A Log's row with its counters brought up to its last stored entry (the row is written lazily). */
     private ObjectRow completeLog(ObjectRow r) {
-        if (r.objectId().kind() != ObjectKind.LOG) {
-            return r;
-        }
         int shard = shardOf(r.objectId());
-        long last = lastLogSeq(shard, r.id(), r.lastSeq());
-        if (last == r.lastSeq()) {
-            return r;
-        }
-        long first = r.firstSeq() == 0 ? 1 : r.firstSeq();
-        long bytes = r.bytes() + logBytes(shard, r.id(), Math.max(first, r.lastSeq() + 1), last);
-        return new ObjectRow(r.id(), r.objectId(), r.version(), r.state(), first, last, last - first + 1, bytes,
-                r.createdAt(), r.lastActivity(), r.alarmAt());
+        return Queries.completeLog(r, new Queries.LogExtent<RuntimeException>() {
+            @Override
+            public long lastSeq(long objectId, long atLeast) {
+                return lastLogSeq(shard, objectId, atLeast);
+            }
+
+            @Override
+            public long bytes(long objectId, long from, long to) {
+                return logBytes(shard, objectId, from, to);
+            }
+        });
     }
 
     @Override

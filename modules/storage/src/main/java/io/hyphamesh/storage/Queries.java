@@ -170,15 +170,37 @@ final class Queries {
      * bytes are exact for everything committed. Other rows come back as they are.
      */
     static ObjectRow completeLog(Statements st, ObjectRow r) throws SQLException {
+        return completeLog(r, new LogExtent<SQLException>() {
+            @Override
+            public long lastSeq(long objectId, long atLeast) throws SQLException {
+                return lastLogSeq(st, objectId, atLeast);
+            }
+
+            @Override
+            public long bytes(long objectId, long from, long to) throws SQLException {
+                return logBytes(st, objectId, from, to);
+            }
+        });
+    }
+
+    /** Where a Log's stored entries end, and the bytes of a range of them (Derby merges its journal in). */
+    interface LogExtent<E extends Exception> {
+        long lastSeq(long objectId, long atLeast) throws E;
+
+        long bytes(long objectId, long from, long to) throws E;
+    }
+
+    /** {@link #completeLog(Statements, ObjectRow)} over the entries {@code extent} reads. */
+    static <E extends Exception> ObjectRow completeLog(ObjectRow r, LogExtent<E> extent) throws E {
         if (r.objectId().kind() != ObjectKind.LOG) {
             return r;
         }
-        long last = lastLogSeq(st, r.id(), r.lastSeq());
+        long last = extent.lastSeq(r.id(), r.lastSeq());
         if (last == r.lastSeq()) {
             return r;
         }
         long first = r.firstSeq() == 0 ? 1 : r.firstSeq();
-        long bytes = r.bytes() + logBytes(st, r.id(), Math.max(first, r.lastSeq() + 1), last);
+        long bytes = r.bytes() + extent.bytes(r.id(), Math.max(first, r.lastSeq() + 1), last);
         return new ObjectRow(r.id(), r.objectId(), r.version(), r.state(), first, last, last - first + 1, bytes,
                 r.createdAt(), r.lastActivity(), r.alarmAt());
     }

@@ -106,7 +106,7 @@ class DocJournalTest {
     }
 
     /** Where the records end: the first length that is zero, after the 16-byte header. */
-    private static long endOfRecords(FileChannel ch) throws IOException {
+    static long endOfRecords(FileChannel ch) throws IOException {
         long at = 16;
         ByteBuffer len = ByteBuffer.allocate(4);
         while (true) {

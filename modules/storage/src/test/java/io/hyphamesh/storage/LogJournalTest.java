@@ -171,7 +171,7 @@ class LogJournalTest {
         dialect.shutdown(shard);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
             // a torn record behind them
-            ch.write(ByteBuffer.wrap(new byte[] {0, 0, 1, 0, 9, 9, 9}), endOfRecords(ch));
+            ch.write(ByteBuffer.wrap(new byte[] {0, 0, 1, 0, 9, 9, 9}), DocJournalTest.endOfRecords(ch));
         }
         try (Storage s = holding()) {
             assertReadsAsOneLog(s, id, 150);
@@ -182,18 +182,6 @@ class LogJournalTest {
         try (Storage s = derbyOnly()) {
             assertEquals(range(1, 160), seqs(s.readLog(0, id, 1, 1_000, 10_000, false)));
             assertEquals(Optional.of(101L), s.findProducerEntry(0, id, "p", 7));
-        }
-    }
-
-    private static long endOfRecords(FileChannel ch) throws IOException {
-        long at = 16;
-        ByteBuffer len = ByteBuffer.allocate(4);
-        while (true) {
-            len.clear();
-            if (ch.read(len, at) < 4 || len.getInt(0) == 0) {
-                return at;
-            }
-            at += 8 + len.getInt(0);
         }
     }
 
