@@ -27,6 +27,8 @@ public interface Artifacts {
      * Stores {@code length} bytes of {@code body} at {@code path}, replacing what was there. The
      * body is streamed, never held in memory; the caller keeps ownership of it (it is not closed).
      * No overall timeout: a large body takes as long as it takes (the connect timeout applies).
+     * A body that ends before {@code length} bytes or goes on after them, or that cannot be read,
+     * fails with {@code bad_request} and nothing is stored.
      *
      * @param path        where to store it
      * @param body        the bytes

@@ -236,6 +236,32 @@ abstract class ArtifactRoutesContract {
     }
 
     @Test
+    void aStreamShorterOrLongerThanAnnouncedIsTheCallersErrorAndStoresNothing() {
+        String ws = server.newWorkspace();
+        Artifacts a = artifacts(ws, "read_write");
+        byte[] data = pattern(11, 200_000);
+        HyphaException shorter = assertThrows(HyphaException.class,
+                () -> a.put("w/short.bin", new ByteArrayInputStream(data), data.length + 1, "application/octet-stream"));
+        assertEquals(ErrorCode.BAD_REQUEST, shorter.code(), shorter.getMessage());
+        assertTrue(shorter.getMessage().contains("fewer bytes"), shorter.getMessage());
+        HyphaException longer = assertThrows(HyphaException.class,
+                () -> a.put("w/long.bin", new ByteArrayInputStream(data), data.length - 1, "application/octet-stream"));
+        assertEquals(ErrorCode.BAD_REQUEST, longer.code(), longer.getMessage());
+        assertTrue(longer.getMessage().contains("more bytes"), longer.getMessage());
+        HyphaException unreadable = assertThrows(HyphaException.class, () -> a.put("w/broken.bin", new InputStream() {
+            @Override
+            public int read() throws IOException {
+                throw new IOException("disk gone");
+            }
+        }, 10, "application/octet-stream"));
+        assertEquals(ErrorCode.BAD_REQUEST, unreadable.code(), unreadable.getMessage());
+        assertTrue(a.head("w/short.bin").isEmpty() && a.head("w/long.bin").isEmpty() && a.head("w/broken.bin").isEmpty());
+        assertEquals(List.of(), listPaths(ws));
+        // and the client's connections are still good for the next put
+        assertEquals(data.length, a.put("w/ok.bin", new ByteArrayInputStream(data), data.length, "text/plain").size());
+    }
+
+    @Test
     void rangesAndConditionalGets() {
         String ws = server.newWorkspace();
         byte[] data = pattern(3, 10_000);
@@ -703,6 +729,11 @@ abstract class ArtifactRoutesContract {
         HyphaException e = assertThrows(HyphaException.class,
                 () -> reader.put("p/w", new ByteArrayInputStream(new byte[10]), 10, "text/plain"));
         assertEquals(ErrorCode.FORBIDDEN, e.code());
+        // refused before its body is read: a body larger than the socket's buffers still gets the typed answer
+        byte[] big = new byte[8 << 20];
+        HyphaException bigRefused = assertThrows(HyphaException.class,
+                () -> reader.put("p/big", new ByteArrayInputStream(big), big.length, "application/octet-stream"));
+        assertEquals(ErrorCode.FORBIDDEN, bigRefused.code(), bigRefused.getMessage());
         assertEquals(List.of("p/x"), listPaths(ws));
     }
 
