@@ -72,10 +72,7 @@ final class MultipartUpload {
                 .add("part_size", partSize)
                 .add("content_type", options.contentType())
                 .build().toString();
-        HttpRequest req = plane.authorized(URI.create(plane.base() + "/uploads")).timeout(client.defaultTimeout())
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(open)).build();
-        JsonObject up = HttpArtifacts.expectJson(plane.send(req, HttpResponse.BodyHandlers.ofString()), 201);
+        JsonObject up = plane.call("POST", URI.create(plane.base() + "/uploads"), open, client.defaultTimeout()).json(201);
         String id = up.getString("id");
         try {
             List<Part> parts = parts(up, size);
@@ -228,21 +225,15 @@ final class MultipartUpload {
             arr.add(JsonText.json().createObjectBuilder().add("number", i + 1).add("etag", etags[i]));
         }
         String body = JsonText.json().createObjectBuilder().add("parts", arr).build().toString();
-        HttpRequest req = plane.authorized(URI.create(plane.base() + "/uploads/" + id + "/complete")).timeout(COMPLETE_TIMEOUT)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        return HttpArtifacts.info(HttpArtifacts.expectJson(plane.send(req, HttpResponse.BodyHandlers.ofString()), 200));
+        return HttpArtifacts.info(plane.call("POST", URI.create(plane.base() + "/uploads/" + id + "/complete"), body,
+                COMPLETE_TIMEOUT).json(200));
     }
 
     private void abortQuietly(String id) {
         try {
-            HttpRequest req = plane.authorized(URI.create(plane.base() + "/uploads/" + id)).timeout(client.defaultTimeout())
-                    .DELETE().build();
-            http.send(req, HttpResponse.BodyHandlers.discarding());
-        } catch (IOException | RuntimeException e) {
+            plane.call("DELETE", URI.create(plane.base() + "/uploads/" + id), null, client.defaultTimeout());
+        } catch (RuntimeException e) {
             // the server's janitor aborts it when its lifetime ends
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
