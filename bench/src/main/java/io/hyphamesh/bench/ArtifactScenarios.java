@@ -124,12 +124,13 @@ final class ArtifactScenarios {
                     }
                 }
                 int status = c.getResponseCode();
-                try (InputStream in = status == 200 ? c.getInputStream() : c.getErrorStream()) {
+                boolean ok = status / 100 == 2;
+                try (InputStream in = ok ? c.getInputStream() : c.getErrorStream()) {
                     if (in != null) {
                         in.readAllBytes();
                     }
                 }
-                if (status != 200) {
+                if (!ok) {
                     throw new IOException("PUT answered " + status);
                 }
                 created.add(path);
