@@ -140,8 +140,8 @@ final class HttpArtifacts implements Artifacts {
                     c.disconnect();
                     throw e;
                 } catch (IOException e) {
-                    // the server may have answered (and closed) before taking the whole body: its
-                    // answer says why; a body that is not as long as announced fails here too
+                    // the connection failed under the body (the server gone, or closed early): an
+                    // answer the connection still yields is reported, else this failure
                     sending = e;
                 }
                 int status;
