@@ -107,13 +107,8 @@ final class HttpArtifacts implements Artifacts {
             }
             HttpURLConnection c = null;
             try {
-                c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
-                c.setInstanceFollowRedirects(false);
-                c.setUseCaches(false);
-                c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
-                c.setRequestMethod("PUT");
+                c = connection(at, "PUT");
                 c.setDoOutput(true);
-                c.setRequestProperty("Authorization", bearer());
                 c.setRequestProperty("Content-Type", contentType);
                 if (length >= 0) {
                     c.setFixedLengthStreamingMode(length);
@@ -223,12 +218,8 @@ final class HttpArtifacts implements Artifacts {
         for (int hop = 0; ; hop++) {
             HttpURLConnection c = null;
             try {
-                c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
-                c.setInstanceFollowRedirects(false);
-                c.setUseCaches(false);
-                c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
+                c = connection(at, "GET");
                 c.setReadTimeout(timeout);
-                c.setRequestProperty("Authorization", bearer());
                 c.connect(); // a connect that fails or times out is "unavailable", a server that does not answer "timeout"
                 int status;
                 try {
@@ -334,6 +325,20 @@ final class HttpArtifacts implements Artifacts {
         return "Bearer " + client.token();
     }
 
+    /**
+     * A binding-plane connection to {@code at}: no proxy, no cache, redirects left to the caller
+     * (which sends the token again), the client's connect timeout, the bearer token.
+     */
+    private HttpURLConnection connection(URI at, String method) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
+        c.setInstanceFollowRedirects(false);
+        c.setUseCaches(false);
+        c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
+        c.setRequestMethod(method);
+        c.setRequestProperty("Authorization", bearer());
+        return c;
+    }
+
     /** What a {@link #call} answered: its status, its headers, and its body as text ("" when none). */
     record Answer(int status, Map<String, List<String>> headers, String body, String what) {
         Optional<String> header(String name) {
@@ -370,13 +375,8 @@ final class HttpArtifacts implements Artifacts {
         for (int hop = 0; ; hop++) {
             HttpURLConnection c = null;
             try {
-                c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
-                c.setInstanceFollowRedirects(false);
-                c.setUseCaches(false);
-                c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));
+                c = connection(at, method);
                 c.setReadTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
-                c.setRequestMethod(method);
-                c.setRequestProperty("Authorization", bearer());
                 if (body != null) {
                     c.setDoOutput(true);
                     c.setFixedLengthStreamingMode(body.length);

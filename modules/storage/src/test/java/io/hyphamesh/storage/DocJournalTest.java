@@ -16,30 +16,18 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
 import io.hyphamesh.api.ObjectId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Derby's Doc journal: what a crash leaves in it comes back, what Derby already holds does not. */
 class DocJournalTest {
-    private Path dir;
-
-    @BeforeEach
-    void dir() throws IOException {
-        dir = Files.createTempDirectory("hypha-doc-journal");
-    }
-
-    @AfterEach
-    void clean() throws IOException {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
+    @TempDir
+    Path dir;
 
     private Storage open(boolean journal) {
         return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(journal).build());

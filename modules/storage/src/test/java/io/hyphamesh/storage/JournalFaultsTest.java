@@ -1,9 +1,9 @@
 package io.hyphamesh.storage;
 
-import java.io.IOException;
+
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.nio.file.Files;
+
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,20 +11,21 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
+
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
+
 
 import io.hyphamesh.api.ObjectId;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,21 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The shard journal when a checkpoint's outcome is unknown, and listings that race a checkpoint. */
 class JournalFaultsTest {
-    private Path dir;
-
-    @BeforeEach
-    void dir() throws IOException {
-        dir = Files.createTempDirectory("hypha-journal-faults");
-    }
-
-    @AfterEach
-    void clean() throws IOException {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
+    @TempDir
+    Path dir;
 
     private static List<LogEntry> entries(long from, long to) {
         List<LogEntry> out = new ArrayList<>();

@@ -1,6 +1,6 @@
 package io.hyphamesh.storage;
 
-import java.io.IOException;
+
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -19,9 +19,10 @@ import java.util.stream.LongStream;
 import java.util.stream.Stream;
 
 import io.hyphamesh.api.ObjectId;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,21 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class LogJournalTest {
     private static final ObjectId LOG_ID = ObjectId.log("w", "events");
-    private Path dir;
-
-    @BeforeEach
-    void dir() throws IOException {
-        dir = Files.createTempDirectory("hypha-log-journal");
-    }
-
-    @AfterEach
-    void clean() throws IOException {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
+    @TempDir
+    Path dir;
 
     /** A store whose journal is not checkpointed while the test runs (only its close writes Derby). */
     private Storage holding() {
