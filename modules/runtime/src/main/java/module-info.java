@@ -16,5 +16,6 @@ module io.hyphamesh.runtime {
     requires io.helidon.http;
     requires java.logging;
     requires java.management;
+    requires java.sql;
     requires jakarta.json;
 }

@@ -87,15 +87,18 @@ public final class HyphaServer implements AutoCloseable {
      * nothing (no data directory, no root token) unless the port is free.
      */
     public static HyphaServer start(HyphaConfig config) {
-        Path dataDir = config.path("data-dir").toAbsolutePath();
+        Path dataDir = config.path("data-dir");
         checkPortFree(config.string("host"), config.intValue("port"));
         Deque<AutoCloseable> undo = new ArrayDeque<>();
+        FirstStart first = FirstStart.before(dataDir);
         DataDirLock lock = DataDirLock.acquire(dataDir);
         undo.push(lock);
+        first.locked();
         try {
             return startLocked(config, dataDir, lock, undo);
         } catch (RuntimeException e) {
             undo(undo, e);
+            first.failed(e);
             throw e;
         }
     }

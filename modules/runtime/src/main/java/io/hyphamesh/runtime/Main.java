@@ -68,7 +68,24 @@ public final class Main {
     }
 
     /** The cause of a failed start as one line: its message's first line, or its type when it has none. */
-    static String oneLine(Throwable e) {
+    public static String oneLine(Throwable e) {
+        StringBuilder line = new StringBuilder(firstLine(e));
+        // Derby's "see the next exception for details": the next exceptions of the chained
+        // SQLException are the details, so they follow in the same line (not only in derby.log)
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLException sql) {
+                for (java.sql.SQLException next = sql.getNextException(); next != null; next = next.getNextException()) {
+                    String m = firstLine(next);
+                    if (line.indexOf(m) < 0) {
+                        line.append(" -> ").append(next.getSQLState() == null ? "" : next.getSQLState() + ": ").append(m);
+                    }
+                }
+            }
+        }
+        return line.toString();
+    }
+
+    private static String firstLine(Throwable e) {
         String m = e.getMessage();
         if (m == null || m.isBlank()) {
             return e.getClass().getSimpleName();

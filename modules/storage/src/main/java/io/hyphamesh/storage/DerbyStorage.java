@@ -140,6 +140,11 @@ final class DerbyStorage implements Storage {
     /** A shard that does not exist yet starts as a copy of the empty shard (when the build has one). */
     private static void copyIfMissing(int index, Path dbDir, boolean fromTemplate) {
         Path dir = dbDir.resolve("shard-" + index);
+        if (fromTemplate && Files.isDirectory(dir) && holdsNoFile(dir)) {
+            // an empty shard directory (a failed first start of an older build left such) is no
+            // database, and Derby refuses to create one in it: it is made again
+            removeTree(dir);
+        }
         if (fromTemplate && !Files.exists(dir)) {
             try {
                 ShardTemplate.restore(dir);
@@ -150,6 +155,25 @@ final class DerbyStorage implements Storage {
                 throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot create shard " + index + " at " + dir
                         + " from the empty shard: " + e.getMessage(), e);
             }
+        }
+    }
+
+    private static boolean holdsNoFile(Path dir) {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            return walk.noneMatch(Files::isRegularFile);
+        } catch (IOException e) {
+            return false; // cannot tell: leave it to Derby
+        }
+    }
+
+    private static void removeTree(Path dir) {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            for (Path f : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        } catch (IOException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot remove the empty shard directory " + dir
+                    + ": " + e.getMessage(), e);
         }
     }
 

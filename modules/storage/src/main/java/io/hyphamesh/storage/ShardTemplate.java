@@ -51,6 +51,9 @@ final class ShardTemplate {
         if (url == null) {
             throw new IOException("this build has no " + RESOURCE);
         }
+        // one form of the path for the copy and the check of each entry against it: a target with a
+        // "." or ".." segment (the default data directory is ./data) must not skip every entry
+        target = target.toAbsolutePath().normalize();
         Path tmp = target.resolveSibling(".seed-" + target.getFileName() + "-" + System.nanoTime());
         List<Path> dirs = new ArrayList<>();
         List<Path> files = new ArrayList<>();
@@ -69,6 +72,11 @@ final class ShardTemplate {
                 }
                 files.add(file);
             }
+        }
+        if (!files.contains(tmp.resolve("service.properties"))) {
+            // never rename a copy without Derby's files into place: Derby would refuse the directory
+            // at every later start ("already exists")
+            throw new IOException(RESOURCE + " gave no service.properties under " + tmp + " (" + files.size() + " files)");
         }
         forceAll(files);
         forceAll(dirs);

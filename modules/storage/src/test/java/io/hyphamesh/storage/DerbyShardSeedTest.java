@@ -65,6 +65,52 @@ class DerbyShardSeedTest {
         }
     }
 
+    /**
+     * The default data directory is {@code ./data}: a path with a {@code .} (or {@code ..}) segment
+     * once made every shard an empty directory (each entry of the template was checked against the
+     * un-normalized copy and skipped), so the first start failed, and every start after it.
+     */
+    @Test
+    void aDataDirectoryWithDotSegmentsGetsWholeShards() throws Exception {
+        Path abs = StorageFixture.tempDir();
+        Files.createDirectories(abs.resolve("sub"));
+        // relative to the working directory, through "." and "..": ./../<...>/tmp/.../sub/../data
+        Path cwd = Path.of("").toAbsolutePath();
+        Path dir = Path.of(".").resolve(cwd.relativize(abs)).resolve("sub").resolve("..").resolve(".").resolve("data");
+        assertTrue(dir.toString().contains("./") && dir.toString().contains(".."), dir.toString());
+        StorageConfig config = StorageConfig.builder().dataDir(dir).shards(2).build();
+        ObjectId oid = ObjectId.log("w", "dots");
+        try (Storage storage = Storage.open(config)) {
+            int shard = storage.shardOf(oid);
+            long id = storage.newObjectId(shard);
+            storage.submit(shard, WriteOwner.NONE, List.of(
+                    new Write.AppendEntries(id, StorageFixture.entries(1, 3)),
+                    new Write.PutObject(StorageFixture.logRow(id, oid, 3))))
+                    .get(30, TimeUnit.SECONDS);
+        }
+        for (int i = 0; i < 2; i++) {
+            assertTrue(Files.isRegularFile(abs.resolve("data/db/shard-" + i + "/service.properties")),
+                    "shard " + i + " is a whole database");
+        }
+        try (Storage storage = Storage.open(config)) {
+            assertEquals(3, storage.loadObject(oid).orElseThrow().lastSeq(), "what was written is read back");
+        }
+    }
+
+    /** An older build's failed first start left empty shard directories: the next start makes them whole. */
+    @Test
+    void anEmptyShardDirectoryIsMadeAgain() throws Exception {
+        Path dir = StorageFixture.tempDir();
+        Files.createDirectories(dir.resolve("db/shard-0/seg0"));
+        Files.createDirectories(dir.resolve("db/shard-1"));
+        StorageConfig config = StorageConfig.builder().dataDir(dir).shards(2).build();
+        try (Storage storage = Storage.open(config)) {
+            assertEquals(1, storage.newObjectId(0), "shard 0 is a new database");
+        }
+        assertTrue(Files.isRegularFile(dir.resolve("db/shard-0/service.properties")));
+        assertTrue(Files.isRegularFile(dir.resolve("db/shard-1/service.properties")));
+    }
+
     @Test
     void theBuildCarriesTheEmptyShardAtThisSchema() throws Exception {
         assertTrue(ShardTemplate.available(), "the build step (storage POM, process-classes) made " + ShardTemplate.RESOURCE);

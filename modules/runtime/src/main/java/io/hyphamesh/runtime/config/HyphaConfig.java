@@ -248,8 +248,27 @@ public final class HyphaConfig {
         return parseDuration(key, string(key));
     }
 
+    /** A path setting, absolute and normalized at load ({@link #PATH_KEYS}): {@code ./data} is {@code <cwd>/data}. */
     public Path path(String key) {
         return Path.of(string(key));
+    }
+
+    /**
+     * Settings that name files or directories. Each is made absolute and normalized once, when the
+     * configuration is built, so no later code meets a {@code .} or {@code ..} segment (one once made
+     * every shard of the default {@code ./data} an empty directory) and the logs show one spelling.
+     */
+    static final java.util.Set<String> PATH_KEYS = java.util.Set.of("data-dir", "storage.password-file");
+
+    static String normalizedPath(String key, String value) {
+        if (value.isBlank()) {
+            return value;
+        }
+        try {
+            return Path.of(value.strip()).toAbsolutePath().normalize().toString();
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new IllegalArgumentException("configuration key '" + key + "' is not a valid path: '" + value + "'");
+        }
     }
 
     /** Every key with its effective value (secrets masked), for logs. */
@@ -330,7 +349,11 @@ public final class HyphaConfig {
         }
 
         public HyphaConfig build() {
-            HyphaConfig c = new HyphaConfig(new LinkedHashMap<>(values), warnings);
+            Map<String, String> all = new LinkedHashMap<>(values);
+            for (String k : PATH_KEYS) {
+                all.computeIfPresent(k, HyphaConfig::normalizedPath);
+            }
+            HyphaConfig c = new HyphaConfig(all, warnings);
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
                 String d = s.defaultValue();

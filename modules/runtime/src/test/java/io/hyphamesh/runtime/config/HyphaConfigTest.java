@@ -59,4 +59,16 @@ class HyphaConfigTest {
         assertTrue(c.warnings().stream().noneMatch(w -> w.contains("\n")));
         assertEquals(java.util.List.of(), HyphaConfig.load(new String[0], Map.of("HYPHA_PORT", "1")).warnings());
     }
+
+    @Test
+    void pathSettingsAreMadeAbsoluteAndNormalizedWhereTheyAreRead() {
+        Path cwd = Path.of("").toAbsolutePath();
+        HyphaConfig defaults = HyphaConfig.load(new String[0], Map.of());
+        assertEquals(cwd.resolve("data"), defaults.path("data-dir"), "the default ./data");
+        assertEquals(cwd.resolve("data").toString(), defaults.effective().get("data-dir"), "and the logs show the same");
+        HyphaConfig dotted = HyphaConfig.load(new String[] {"--data-dir=./a/../b/./c", "--storage.password-file=x/../pw"}, Map.of());
+        assertEquals(cwd.resolve("b/c"), dotted.path("data-dir"));
+        assertEquals(cwd.resolve("pw"), dotted.path("storage.password-file"));
+        assertEquals("", HyphaConfig.load(new String[0], Map.of()).string("storage.password-file"), "unset stays unset");
+    }
 }

@@ -88,6 +88,50 @@ class StartupTest {
         again.close();
     }
 
+    /**
+     * A first start that fails after it made the root token, keys and shards removes them again, so
+     * the next start (with the mistake corrected) is a first start like any other; a directory that
+     * existed stays, emptied of what that start made, and one that held data is left alone.
+     */
+    @Test
+    void aFailedFirstStartLeavesNothingThatMakesTheNextFail(@TempDir Path parent) throws Exception {
+        Path dir = parent.resolve("data");
+        RuntimeException e = assertThrows(RuntimeException.class, () -> HyphaServer.start(HyphaConfig.builder()
+                .set("port", "0").set("data-dir", dir.toString()).set("storage.shards", "2")
+                .set("artifacts.signing-secret", "xx").build()));
+        assertTrue(e.getMessage().contains("signing-secret"), e.getMessage());
+        assertFalse(Files.exists(dir), "the failed first start left " + dir);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("notes.txt"), "mine");
+        assertThrows(RuntimeException.class, () -> HyphaServer.start(HyphaConfig.builder()
+                .set("port", "0").set("data-dir", dir.toString()).set("storage.shards", "2")
+                .set("artifacts.signing-secret", "xx").build()));
+        try (var list = Files.list(dir)) {
+            assertEquals(List.of(dir.resolve("notes.txt")), list.toList(), "only what was there before");
+        }
+        try (TestServer s = TestServer.startAt(dir)) {
+            assertEquals(200, s.get("/observe/health", null).status());
+        }
+        assertTrue(Files.isDirectory(dir.resolve("db")));
+        assertThrows(RuntimeException.class, () -> HyphaServer.start(HyphaConfig.builder()
+                .set("port", "0").set("data-dir", dir.toString()).set("storage.shards", "2")
+                .set("artifacts.signing-secret", "xx").build()));
+        assertTrue(Files.isRegularFile(dir.resolve("root-token")) && Files.isDirectory(dir.resolve("db/shard-0")),
+                "a directory that held data keeps it");
+    }
+
+    /** Derby's "see the next exception for details" is followed by the next exception, in the one line. */
+    @Test
+    void theOneLineOfAFailedStartCarriesDerbysNextException() {
+        java.sql.SQLException top = new java.sql.SQLException(
+                "Failed to create database 'x', see the next exception for details.", "XJ041");
+        top.setNextException(new java.sql.SQLException("Directory /d/shard-0 already exists.", "XBM0J"));
+        RuntimeException e = new IllegalStateException("cannot open shard 0 at /d/shard-0: " + top.getMessage(), top);
+        String line = Main.oneLine(e);
+        assertTrue(line.contains("see the next exception") && line.contains("XBM0J: Directory /d/shard-0 already exists."), line);
+        assertFalse(line.contains("\n"), line);
+    }
+
     private record Child(int exit, String output, long millis) {
     }
 
