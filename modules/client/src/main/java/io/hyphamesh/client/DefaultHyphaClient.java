@@ -351,6 +351,10 @@ final class DefaultHyphaClient implements HyphaClient {
         return timers;
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     boolean connected() {
         return connector.current() != null;
     }

@@ -178,7 +178,9 @@ public interface HyphaClient extends AutoCloseable {
     /**
      * Adds a listener of failures no caller waits for: a subscription, service or presence that
      * could not be restored after a reconnect (that subscription then ends), a frame the server
-     * rejected without an id, the socket closed for good (token revoked, workspace deleted). Told
+     * rejected without an id, a token renewal that failed ({@code "token renewal"}, see
+     * {@link #connect(URI, Supplier, ClientOptions)}), the socket closed for good (token revoked,
+     * workspace deleted). Told
      * on the same thread as state changes, in order. Without any listener these are logged.
      *
      * @param listener told every such failure from now on

@@ -30,7 +30,8 @@ import jakarta.json.JsonValue;
  * it on the live socket with the {@code auth} operation; subscriptions, registrations and presence
  * stay as they are. A supplier that throws or returns nothing, or a token the server refuses, is
  * told to the {@code onError} listeners ({@code what} is {@code "token renewal"}) and tried again
- * with backoff (250 ms doubling to 30 s, never past half the time left) until the token expires;
+ * with backoff (250 ms doubling to 30 s, never past half the time left) until the token expires
+ * (an attempt made while the client is reconnecting is retried the same way, untold);
  * then the server closes the socket with {@code 4001} and the client closes, as without a
  * supplier. A reconnect uses the latest accepted token, or asks the supplier first when the
  * renewal of that token is already due. The expiry is read from the JWT's {@code exp} claim (and
@@ -219,7 +220,15 @@ final class TokenSource {
 
     /** Tells the listeners, then tries again before the expiry (never after it: the socket closes then). */
     private void failed(HyphaException e, int attempt) {
-        report(e);
+        DefaultHyphaClient c = client;
+        if (c == null || c.isClosed()) {
+            return;
+        }
+        if (e.code() != ErrorCode.UNAVAILABLE) {
+            // not connected at the moment is no failure of the token: the next attempt (or the
+            // reconnect, which asks the supplier when the renewal is due) takes care of it
+            report(e);
+        }
         long left = expiresAt - System.currentTimeMillis();
         if (left <= 0) {
             return;
