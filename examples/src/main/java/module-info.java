@@ -5,5 +5,6 @@
  */
 module io.hyphamesh.examples {
     requires io.hyphamesh.client;
+    requires java.net.http; // TokenRenewal's stand-in token service
     opens io.hyphamesh.examples.opened to io.hyphamesh.client;
 }

@@ -87,6 +87,14 @@ class ExamplesTest {
     }
 
     @Test
+    void aTokenSupplierKeepsTheClientConnectedPastItsTokens() {
+        String ws = server.newWorkspace();
+        Example.Run r = Example.run("TokenRenewal", server.workspace(ws).toString(), server.token(ws, "admin", "ops"));
+        assertEquals(0, r.exit(), r.out() + r.err());
+        assertEquals(List.of("renewed: true, seq 1, reconnects: 0"), r.lines(), r.err());
+    }
+
+    @Test
     void severalServersTheFirstThatAnswersWins() {
         String ws = server.newWorkspace();
         String down = "http://127.0.0.1:" + ServerProcess.freePort() + "/v1/workspaces/" + ws;

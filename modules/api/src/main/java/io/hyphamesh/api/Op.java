@@ -19,6 +19,11 @@ public enum Op {
     SOCKET_CREDIT(null, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
     /** Ends a subscription; forwarded to the subscription's object. */
     SOCKET_UNSUBSCRIBE(null, "unsubscribe", Permission.READ, Resend.SAFE, "sub"),
+    /**
+     * Presents a new token on the live socket (renewal before expiry): the socket's tier and expiry
+     * become the new token's. Safe to resend: presenting the same token twice changes nothing more.
+     */
+    SOCKET_AUTH(null, "auth", Permission.READ, Resend.SAFE, "token"),
 
     // ---- the workspace object "ws"
     /** Calls a service of another client. Never resent: the provider may already have run it. */

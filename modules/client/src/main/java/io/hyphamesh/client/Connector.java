@@ -43,7 +43,7 @@ final class Connector implements Link.Owner {
     private final DefaultHyphaClient client;
     private final ServerList servers;
     private final HttpClient http;
-    private final String token;
+    private final TokenSource tokens;
     private final ClientOptions options;
     private final Backoff backoff;
     private final ExecutorService workers;
@@ -57,12 +57,12 @@ final class Connector implements Link.Owner {
     private volatile int recentMoves;
     private volatile boolean stopped;
 
-    Connector(DefaultHyphaClient client, ServerList servers, HttpClient http, String token, ClientOptions options,
+    Connector(DefaultHyphaClient client, ServerList servers, HttpClient http, TokenSource tokens, ClientOptions options,
               ExecutorService workers) {
         this.client = client;
         this.servers = servers;
         this.http = http;
-        this.token = token;
+        this.tokens = tokens;
         this.options = options;
         this.workers = workers;
         this.backoff = new Backoff(options.reconnectMin(), options.reconnectMax(), ThreadLocalRandom.current());
@@ -121,7 +121,7 @@ final class Connector implements Link.Owner {
         Endpoint at = first;
         long waitMillis = options.connectTimeout().toMillis() + 1000;
         for (int hops = 0; ; hops++) {
-            Link l = Link.open(at, token, options.connectTimeout(), options.virtualReader(), this);
+            Link l = Link.open(at, tokens.forConnect(), options.connectTimeout(), options.virtualReader(), this);
             try {
                 hello = l.hello().get(waitMillis, TimeUnit.MILLISECONDS);
                 return l;

@@ -43,7 +43,7 @@ final class DefaultHyphaClient implements HyphaClient {
     private static final Logger LOG = Logger.getLogger(DefaultHyphaClient.class.getName());
     private static final long RESTORE_RETRY_MILLIS = 500;
 
-    private final String token;
+    private final TokenSource tokens;
     private final ClientOptions options;
     private final HttpClient http;
     private final Connector connector;
@@ -62,13 +62,13 @@ final class DefaultHyphaClient implements HyphaClient {
     private volatile ConnectionState state = ConnectionState.CONNECTED;
     private volatile boolean closed;
 
-    private DefaultHyphaClient(ServerList servers, String token, ClientOptions options) {
-        this.token = token;
+    private DefaultHyphaClient(ServerList servers, TokenSource tokens, ClientOptions options) {
+        this.tokens = tokens;
         this.options = options;
         this.http = HttpClient.newBuilder().connectTimeout(options.connectTimeout())
                 .executor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hypha-http-", 0).factory()))
                 .build();
-        this.connector = new Connector(this, servers, http, token, options, workers);
+        this.connector = new Connector(this, servers, http, tokens, options, workers);
         this.provider = new Provider(this, workers);
         this.presence = new PresenceHandle(this);
         // one sweep times requests out (a timer task per request cost a heap insert each and stayed
@@ -77,13 +77,21 @@ final class DefaultHyphaClient implements HyphaClient {
     }
 
     static HyphaClient connect(List<URI> uris, String token, ClientOptions options) {
-        DefaultHyphaClient c = new DefaultHyphaClient(ServerList.of(uris), token, options);
+        return connect(uris, TokenSource.fixed(token), options);
+    }
+
+    /** Connects with tokens from {@code tokens}; renewal starts once the first socket said hello. */
+    static HyphaClient connect(List<URI> uris, TokenSource tokens, ClientOptions options) {
+        ServerList servers = ServerList.of(uris);
+        DefaultHyphaClient c = new DefaultHyphaClient(servers, tokens, options);
+        tokens.bind(c);
         try {
             c.connector.connectFirst();
         } catch (RuntimeException e) {
             c.shutdown(false);
             throw e;
         }
+        tokens.start();
         return c;
     }
 
@@ -343,6 +351,10 @@ final class DefaultHyphaClient implements HyphaClient {
         return timers;
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     boolean connected() {
         return connector.current() != null;
     }
@@ -378,8 +390,19 @@ final class DefaultHyphaClient implements HyphaClient {
         return http;
     }
 
+    /** The latest accepted token: HTTP requests carry it. */
     String token() {
-        return token;
+        return tokens.current();
+    }
+
+    /** The hello of the latest socket. */
+    Link.Hello hello() {
+        return connector.hello();
+    }
+
+    /** Tells the error listeners of a failure no caller waits for. */
+    void tell(ClientError e) {
+        events.error(e);
     }
 
     // ------------------------------------------------------------------ HyphaClient
@@ -396,7 +419,9 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public Permission permission() {
-        return Permission.ofWire(connector.hello().permission()).orElse(Permission.READ);
+        Link.Hello h = connector.hello();
+        // a renewal on this socket may have changed the tier the hello told
+        return tokens.tier(h).orElseGet(() -> Permission.ofWire(h.permission()).orElse(Permission.READ));
     }
 
     @Override

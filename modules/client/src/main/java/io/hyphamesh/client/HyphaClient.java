@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.hyphamesh.api.Permission;
 import jakarta.json.JsonValue;
@@ -87,6 +88,48 @@ public interface HyphaClient extends AutoCloseable {
     }
 
     /**
+     * Connects with tokens from {@code tokens}, renewed on the live socket before each expires, so
+     * the client outlives any one token (as Ably's {@code authCallback} or Centrifugo's token
+     * refresh). The supplier is called once now for the first token, then whenever three quarters
+     * of the current token's remaining lifetime (to its JWT {@code exp}) have passed: a one-hour
+     * token is renewed 15 minutes before it expires. The new token is presented with the protocol's
+     * {@code auth} operation; it must name the same workspace and client id, and its tier becomes the
+     * client's ({@link #permission()}). Subscriptions, registrations and presence live on across a
+     * renewal, and a reconnect opens with the latest token (asking the supplier first when its
+     * renewal is due). The supplier is called on a virtual thread of the client and may block (an
+     * HTTP call to your token service, say); it should return a fresh token each time.
+     *
+     * <p>A supplier that throws or returns null or blank, or a token the server refuses, is told to
+     * the {@link #onError} listeners as {@code "token renewal"} and tried again with backoff until
+     * the current token expires; the server then closes the socket with {@code 4001} and the client
+     * closes, as one connected with a fixed token does.
+     *
+     * @param uri     the workspace URL, see {@link #connect(URI, String, ClientOptions)}
+     * @param tokens  gives a valid token of that workspace each time it is called
+     * @param options client settings
+     * @return the connected client
+     * @throws io.hyphamesh.api.HyphaException as {@link #connect(URI, String, ClientOptions)}; {@code unauthorized}
+     *                                         when the supplier's first call failed or returned nothing
+     */
+    static HyphaClient connect(URI uri, Supplier<String> tokens, ClientOptions options) {
+        return DefaultHyphaClient.connect(List.of(uri), TokenSource.supplied(tokens), options);
+    }
+
+    /**
+     * Connects to a workspace served by any of several servers, with tokens from {@code tokens}
+     * renewed before each expires: {@link #connect(List, String, ClientOptions)} and
+     * {@link #connect(URI, Supplier, ClientOptions)} together.
+     *
+     * @param servers the workspace's URL on each server, all naming the same workspace
+     * @param tokens  gives a valid token of that workspace each time it is called
+     * @param options client settings
+     * @return the connected client
+     */
+    static HyphaClient connect(List<URI> servers, Supplier<String> tokens, ClientOptions options) {
+        return DefaultHyphaClient.connect(servers, TokenSource.supplied(tokens), options);
+    }
+
+    /**
      * The workspace this client is connected to.
      *
      * @return its name
@@ -101,7 +144,7 @@ public interface HyphaClient extends AutoCloseable {
     String clientId();
 
     /**
-     * The permission tier of the token.
+     * The permission tier of the token (after a renewal, of the renewed token).
      *
      * @return {@code READ}, {@code READ_WRITE} or {@code ADMIN}
      */
@@ -135,7 +178,9 @@ public interface HyphaClient extends AutoCloseable {
     /**
      * Adds a listener of failures no caller waits for: a subscription, service or presence that
      * could not be restored after a reconnect (that subscription then ends), a frame the server
-     * rejected without an id, the socket closed for good (token revoked, workspace deleted). Told
+     * rejected without an id, a token renewal that failed ({@code "token renewal"}, see
+     * {@link #connect(URI, Supplier, ClientOptions)}), the socket closed for good (token revoked,
+     * workspace deleted). Told
      * on the same thread as state changes, in order. Without any listener these are logged.
      *
      * @param listener told every such failure from now on

@@ -20,6 +20,7 @@ import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonOut;
+import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
@@ -59,7 +60,11 @@ final class Connection implements Session {
     private static final Object PING = new Object();
 
     private final long id;
-    private final Principal principal;
+    /**
+     * The token the socket acts with: set at the upgrade, replaced by an {@code auth} renewal (on the
+     * reader thread); read by any thread (the objects' permission checks, the sweeper's expiry).
+     */
+    private volatile Principal principal;
     private final String workspace;
     private final Transport transport;
     private final WsSession ws;
@@ -318,6 +323,7 @@ final class Connection implements Session {
         op.checkFields(frame);
         switch (op) {
             case PING -> reply(reqId, JsonOut.EMPTY);
+            case SOCKET_AUTH -> renew(reqId, frame.string("token"));
             case SOCKET_CREDIT, SOCKET_UNSUBSCRIBE -> {
                 long sub = frame.longValue("sub");
                 ObjectId target = subscriptions.get(sub);
@@ -329,6 +335,39 @@ final class Connection implements Session {
             }
             default -> throw HyphaException.badRequest("unknown socket operation '" + op.wire() + "'");
         }
+    }
+
+    /**
+     * Presents a new token on this socket ({@code auth}): checked as an upgrade's is (signature,
+     * expiry, revocation, the workspace still the one it was minted for), and it must name this
+     * socket's workspace and client id, since presence, registrations and calls are keyed by them.
+     * The socket then acts with the new token's tier (lower or higher) and closes at its expiry;
+     * a revocation of the new token closes it. A refused token changes nothing. Reader thread only.
+     */
+    private void renew(long reqId, String token) {
+        Principal next = transport.authenticateRenewal(token);
+        Principal before = principal;
+        if (before.root() != next.root()) {
+            throw HyphaException.forbidden(before.root()
+                    ? "this socket holds the root token, which needs no renewal"
+                    : "the root token cannot replace a workspace token on a socket");
+        }
+        if (!next.canAccess(workspace)) {
+            throw HyphaException.forbidden("token is scoped to another workspace");
+        }
+        if (!next.clientId().equals(before.clientId())) {
+            throw HyphaException.forbidden("token names client '" + Names.printable(next.clientId())
+                    + "', this socket is client '" + Names.printable(before.clientId()) + "'");
+        }
+        principal = next;
+        transport.renewed(this, before, next);
+        JsonOut ok = JsonOut.object(128).str("client", next.clientId()).str("permission", next.permission().wire());
+        if (next.expiresAt() == Long.MAX_VALUE) {
+            ok.nul("expires_at");
+        } else {
+            ok.num("expires_at", next.expiresAt());
+        }
+        reply(reqId, ok.end());
     }
 
     private void onCallAnswer(Frame frame) {

@@ -162,6 +162,45 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     }
 
     /**
+     * Checks a token presented on a live socket ({@code auth}) as an upgrade's token is checked:
+     * signature, expiry, revocation, its workspace not deleted since the mint. The socket checks
+     * that it names the socket's workspace and client id.
+     *
+     * @throws HyphaException {@code unauthorized} for a malformed, tampered, expired or revoked token
+     */
+    Principal authenticateRenewal(String token) {
+        return control.authenticate(token);
+    }
+
+    /**
+     * A socket now acts with {@code next} instead of {@code before}: it is filed under the new
+     * token's id, so revoking the new token closes it and revoking the old one no longer does. A
+     * revocation that raced the renewal (the new token revoked between its check and this filing)
+     * still closes it, as in {@link #open}. Called on the socket's reader thread.
+     */
+    void renewed(Connection c, Principal before, Principal next) {
+        next.tokenId().ifPresent(t -> byToken.computeIfAbsent(t, k -> ConcurrentHashMap.newKeySet()).add(c));
+        before.tokenId().filter(t -> !next.tokenId().equals(Optional.of(t))).ifPresent(t -> unfile(t, c));
+        if (next.tokenId().map(control::isRevoked).orElse(false)) {
+            c.close(Connection.CLOSE_TOKEN_REVOKED, "token revoked", false);
+        }
+        if (!c.isOpen()) {
+            // closed meanwhile: its clean-up may have run before the filing above
+            next.tokenId().ifPresent(t -> unfile(t, c));
+        }
+    }
+
+    private void unfile(String tokenId, Connection c) {
+        Set<Connection> set = byToken.get(tokenId);
+        if (set != null) {
+            set.remove(c);
+            if (set.isEmpty()) {
+                byToken.remove(tokenId, set);
+            }
+        }
+    }
+
+    /**
      * Refuses with {@code unavailable} a socket this server cannot take now: its heap is nearly
      * full, or no server serves the workspace at this moment (a move in progress). The client retries.
      */
@@ -256,15 +295,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             if (n != null) {
                 n.decrementAndGet();
             }
-            c.principal().tokenId().ifPresent(t -> {
-                Set<Connection> set = byToken.get(t);
-                if (set != null) {
-                    set.remove(c);
-                    if (set.isEmpty()) {
-                        byToken.remove(t, set);
-                    }
-                }
-            });
+            c.principal().tokenId().ifPresent(t -> unfile(t, c));
         }
     }
 
