@@ -290,10 +290,19 @@ final class DefaultHyphaClient implements HyphaClient {
         PendingTable.Entry e = pending.add(frame, timeout, onReply);
         if (l != null && e.markSent(l)) {
             l.send(e.frame());
-            if (connector.current() != l && !e.resendable() && pending.take(e.id()) == e) {
-                // the socket dropped while we sent: this one may or may not have left
-                e.future().completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
-                        connector.lastLoss() + "; outcome unknown"));
+        }
+        Link now = connector.current();
+        if (now != l) {
+            if (l != null && !e.resendable()) {
+                if (pending.take(e.id()) == e) {
+                    // the socket dropped while we sent: this one may or may not have left
+                    e.future().completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
+                            connector.lastLoss() + "; outcome unknown"));
+                }
+            } else if (now != null && e.markSent(now)) {
+                // a newer socket said hello meanwhile and its restore may have looked at the pending
+                // requests before this one was added: without this it would wait out its timeout
+                now.send(e.frame());
             }
         }
         return e.future();
