@@ -290,6 +290,11 @@ public final class WorkspaceObject extends LiveObject {
             return;
         }
         for (Waiting w : q) {
+            if (!w.request().session().isOpen()) {
+                // its caller is gone: nobody would take the answer, the provider need not run it
+                w.request().fail(new HyphaException(ErrorCode.UNAVAILABLE, "the caller's socket closed"));
+                continue;
+            }
             try {
                 route(w.request(), true);
             } catch (HyphaException e) {
