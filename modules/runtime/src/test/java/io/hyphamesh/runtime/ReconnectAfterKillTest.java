@@ -158,6 +158,67 @@ class ReconnectAfterKillTest {
     }
 
     /**
+     * The issue's restart: a consumer calls a service in a loop while the server is killed -9 and
+     * started again, and it is back before the provider is. No call fails {@code not_found}: a call
+     * that reaches the new server before the provider has registered again waits for it
+     * ({@code rpc.provider-grace}; the service's name is kept in storage). A call in flight at the
+     * kill may fail "outcome unknown"; calls after the provider is back succeed.
+     */
+    @Test
+    void callsAcrossAKillNineRestartWaitForTheProviderInsteadOfFailingNotFound() throws Exception {
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-rpc-restart");
+        try (ChildServer child = new ChildServer(dir)) {
+            child.start();
+            http("POST", child.port(), "/v1/workspaces", "{\"name\":\"rpc\"}");
+            ClientOptions waiting = ClientOptions.builder().requestTimeout(Duration.ofSeconds(20)).waitForReconnect(true)
+                    .build();
+            io.hyphamesh.client.Service calc = io.hyphamesh.client.Service.builder("calc")
+                    .method("add", Integer.class, Integer.class, (a, b) -> a + b).build();
+            HyphaClient provider = client(child.port(), "rpc", ClientOptions.builder().reconnect(false).build());
+            provider.register(calc);
+            try (HyphaClient consumer = client(child.port(), "rpc", waiting)) {
+                assertEquals(Json.createValue(3), consumer.call("calc", "add", Duration.ofSeconds(20), 1, 2));
+                java.util.concurrent.CountDownLatch reconnected = new java.util.concurrent.CountDownLatch(1);
+                consumer.onStateChange(state -> {
+                    if (state == ConnectionState.CONNECTED) {
+                        reconnected.countDown();
+                    }
+                });
+                List<String> notFound = new java.util.concurrent.CopyOnWriteArrayList<>();
+                AtomicLong ok = new AtomicLong();
+                Thread caller = Thread.ofVirtual().start(() -> {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        try {
+                            consumer.call("calc", "add", Duration.ofSeconds(20), 1, 2);
+                            ok.incrementAndGet();
+                        } catch (io.hyphamesh.api.HyphaException e) {
+                            if (e.code() == io.hyphamesh.api.ErrorCode.NOT_FOUND) {
+                                notFound.add(e.getMessage());
+                            }
+                        }
+                    }
+                });
+                child.kill();
+                provider.close();
+                child.restartOnSamePort();
+                assertTrue(reconnected.await(30, TimeUnit.SECONDS), "the consumer reconnected");
+                // behind the call that waited for this socket: once this is answered, that call was handled
+                consumer.services(Duration.ofSeconds(20));
+                long before = ok.get();
+                try (HyphaClient back = client(child.port(), "rpc", ClientOptions.builder().reconnect(false).build())) {
+                    back.register(calc);
+                    Awaitility.await("calls answered once the provider is back").atMost(Duration.ofSeconds(30))
+                            .until(() -> ok.get() >= before + 20);
+                    caller.interrupt();
+                    caller.join(Duration.ofSeconds(30));
+                }
+                assertEquals(List.of(), notFound.stream().distinct().toList(),
+                        "calls answered not_found while the provider was reconnecting");
+            }
+        }
+    }
+
+    /**
      * After the server is healthy again the client is connected again soon, several times in a row.
      * The bound is generous (no timed assertion); the times are printed for the record.
      */
