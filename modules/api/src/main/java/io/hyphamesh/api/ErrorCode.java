@@ -31,7 +31,10 @@ public enum ErrorCode {
     APPLICATION(422),
     /** The operation did not complete within its deadline. */
     TIMEOUT(504),
-    /** The server is shutting down or the object could not be loaded; retry later. */
+    /**
+     * The server is shutting down, the object could not be loaded, or an RPC service's provider is
+     * away (it dropped and has not registered again: the call was not delivered); retry later.
+     */
     UNAVAILABLE(503),
     /** A requested byte range cannot be served. */
     BAD_RANGE(416),

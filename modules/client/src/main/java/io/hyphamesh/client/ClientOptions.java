@@ -183,8 +183,11 @@ public final class ClientOptions {
         }
 
         /**
-         * Sets the backoff bounds between reconnect attempts: attempt {@code n} waits a random time
-         * in {@code [min/2, min(max, min × 2^n)]}; with several servers, {@code n} counts rounds over the list.
+         * Sets the backoff bounds between reconnect attempts: the first attempt comes after a random
+         * time in {@code [0, min]}, attempt {@code n ≥ 1} after a random time in
+         * {@code [min/2, min(cap, min × 2^n)]}, where {@code cap} is 1 s (kept within {@code [min, max]})
+         * for the first 30 s after the drop and {@code max} after it; with several servers, {@code n}
+         * counts rounds over the list.
          *
          * @param min the first bound (default 100 ms)
          * @param max the largest bound (default 5 s)

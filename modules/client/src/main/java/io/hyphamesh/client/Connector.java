@@ -22,7 +22,8 @@ import io.hyphamesh.api.HyphaException;
 /**
  * Keeps the client connected: opens the first socket (trying each server in order and following
  * "moved"), holds the live {@link Link}, and after a drop reconnects — at once to the owner a
- * "moved" close names, else with backoff and jitter in rotation over the servers — then hands the
+ * "moved" close names, else with backoff and jitter in rotation over the servers ({@link Backoff}: a
+ * first attempt within the minimum, then at most 1 s apart for the first 30 s) — then hands the
  * new link to the client to restore. Thread-safe: the live link changes by compare-and-set, so a
  * drop is handled exactly once.
  */
@@ -225,19 +226,23 @@ final class Connector implements Link.Owner {
             }
         }
         boolean immediately = now;
+        long droppedAt = System.nanoTime();
         try {
-            workers.execute(() -> reconnectLoop(immediately));
+            workers.execute(() -> reconnectLoop(immediately, droppedAt));
         } catch (RejectedExecutionException e) {
             // closed meanwhile
         }
     }
 
-    private void reconnectLoop(boolean immediately) {
+    /** Attempts until a socket says hello; {@code droppedAt} (nanoTime) is when the outage began. */
+    private void reconnectLoop(boolean immediately, long droppedAt) {
         for (int attempt = 0; !stopped; attempt++) {
             if (!(immediately && attempt == 0)) {
-                // the bound grows per round over the server list, not per server tried
+                // the bound grows per round over the server list, not per server tried, and stays
+                // short while the outage is young (Backoff)
+                long outageMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedAt);
                 try {
-                    Thread.sleep(backoff.delayMillis(attempt / servers.size()));
+                    Thread.sleep(backoff.delayMillis(attempt / servers.size(), outageMillis));
                 } catch (InterruptedException e) {
                     return;
                 }

@@ -42,6 +42,10 @@ import jakarta.json.JsonValue;
 final class DefaultHyphaClient implements HyphaClient {
     private static final Logger LOG = Logger.getLogger(DefaultHyphaClient.class.getName());
     private static final long RESTORE_RETRY_MILLIS = 500;
+    /** Silence of the socket, while requests wait, after which a ping asks the server whether it is there. */
+    static final long PROBE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** Silence after that ping after which the socket is taken as dead (a GC pause of the server is shorter). */
+    static final long DEAD_AFTER_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final TokenSource tokens;
     private final ClientOptions options;
@@ -73,7 +77,19 @@ final class DefaultHyphaClient implements HyphaClient {
         this.presence = new PresenceHandle(this);
         // one sweep times requests out (a timer task per request cost a heap insert each and stayed
         // queued for the whole timeout)
-        timers.scheduleWithFixedDelay(() -> pending.expire(System.nanoTime()), 50, 50, TimeUnit.MILLISECONDS);
+        timers.scheduleWithFixedDelay(this::sweep, 50, 50, TimeUnit.MILLISECONDS);
+    }
+
+    /** Times requests out and, while some wait, checks that the socket's server is still there ({@link Link#checkAlive}). */
+    private void sweep() {
+        long now = System.nanoTime();
+        pending.expire(now);
+        if (pending.size() > 0) {
+            Link l = connector.current();
+            if (l != null) {
+                l.checkAlive(now, PROBE_AFTER_NANOS, DEAD_AFTER_NANOS);
+            }
+        }
     }
 
     static HyphaClient connect(List<URI> uris, String token, ClientOptions options) {
@@ -298,10 +314,19 @@ final class DefaultHyphaClient implements HyphaClient {
         PendingTable.Entry e = pending.add(frame, timeout, onReply);
         if (l != null && e.markSent(l)) {
             l.send(e.frame());
-            if (connector.current() != l && !e.resendable() && pending.take(e.id()) == e) {
-                // the socket dropped while we sent: this one may or may not have left
-                e.future().completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
-                        connector.lastLoss() + "; outcome unknown"));
+        }
+        Link now = connector.current();
+        if (now != l) {
+            if (l != null && !e.resendable()) {
+                if (pending.take(e.id()) == e) {
+                    // the socket dropped while we sent: this one may or may not have left
+                    e.future().completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
+                            connector.lastLoss() + "; outcome unknown"));
+                }
+            } else if (now != null && e.markSent(now)) {
+                // a newer socket said hello meanwhile and its restore may have looked at the pending
+                // requests before this one was added: without this it would wait out its timeout
+                now.send(e.frame());
             }
         }
         return e.future();

@@ -25,7 +25,9 @@ import jakarta.json.JsonValue;
  * {@code conflict}, {@code floor}, {@code timeout}, {@code unavailable}, …).
  *
  * <p><b>Reconnects.</b> After a dropped socket the client reconnects by itself (backoff with
- * jitter; at once when a cluster server answers "moved"), then re-registers its services, sets
+ * jitter, at most 1 s apart for the first 30 s of an outage; at once when a cluster server answers
+ * "moved"); a socket that goes silent while requests wait is pinged and dropped when nothing comes
+ * back (about 7 s). It then re-registers its services, sets
  * its presence again and resumes every subscription where it was. Meanwhile requests fail at once
  * with {@code unavailable} and are not sent, unless {@link ClientOptions#waitForReconnect()}.
  * Requests that were in flight when the socket dropped are sent again when that is safe (reads,

@@ -122,6 +122,10 @@ final class Link {
     private final EventText events = new EventText();
     private volatile Thread reader;
     private volatile int maxBatchChars = MAX_BATCH_CHARS;
+    /** When the reader last read a frame of any kind (nanoTime): the liveness check's clock. */
+    private volatile long lastReadNanos = System.nanoTime();
+    /** When the unanswered liveness ping went out (nanoTime); 0 when none is outstanding. */
+    private volatile long probeSentNanos;
 
     private Link(Endpoint endpoint, Owner owner, String token, Duration connectTimeout) {
         this.endpoint = endpoint;
@@ -248,6 +252,50 @@ final class Link {
             n++;
         }
         return b.append(']').toString();
+    }
+
+    /**
+     * The liveness check, run by the client's timer while requests wait for answers. A server that
+     * vanished without its TCP connection ending (host gone, network cut, a frozen process) is never
+     * seen by the reader, and the kernel may retransmit for many minutes; so after {@code probeAfter}
+     * without any frame read a ping goes out, and when nothing at all arrives within {@code deadAfter}
+     * of it the socket is taken as dead: reported as an abrupt end, the client reconnects and sends
+     * again what may be repeated. Any frame read (the pong, an answer, an event) clears the probe.
+     * Returns true when it dropped the link. Any thread.
+     */
+    boolean checkAlive(long nowNanos, long probeAfterNanos, long deadAfterNanos) {
+        if (ended.get() || !hello.isDone() || writer == null) {
+            return false;
+        }
+        long probe = probeSentNanos;
+        if (probe != 0) {
+            if (nowNanos - probe >= deadAfterNanos && lastReadNanos - probe < 0) {
+                end(1006, "nothing from the server for " + TimeUnit.NANOSECONDS.toMillis(nowNanos - lastReadNanos)
+                        + " ms, not even a pong to a ping sent " + TimeUnit.NANOSECONDS.toMillis(nowNanos - probe)
+                        + " ms ago", true);
+                closeSocket();
+                return true;
+            }
+            return false;
+        }
+        if (nowNanos - lastReadNanos >= probeAfterNanos) {
+            probeSentNanos = nowNanos == 0 ? 1 : nowNanos;
+            // never on the timer thread: a full socket would block it
+            Thread.ofVirtual().name("hypha-link-probe").start(() -> {
+                try {
+                    writeFrame(WebSocketCodec.OP_PING, new byte[0]);
+                } catch (IOException e) {
+                    LOG.log(Level.FINE, "liveness ping not sent", e);
+                }
+            });
+        }
+        return false;
+    }
+
+    /** The reader read a frame: the server is there. */
+    private void heard() {
+        lastReadNanos = System.nanoTime();
+        probeSentNanos = 0;
     }
 
     /** Closes the socket normally, waiting at most {@code wait} for the server's close. */
@@ -377,6 +425,7 @@ final class Link {
     private final class Inbound implements WebSocketCodec.Handler {
         @Override
         public void onText(String text) {
+            heard();
             try {
                 onMessage(text);
             } catch (RuntimeException e) {
@@ -385,7 +434,13 @@ final class Link {
         }
 
         @Override
+        public void onPong() {
+            heard();
+        }
+
+        @Override
         public void onPing(byte[] payload) {
+            heard();
             Thread.ofVirtual().name("hypha-link-pong").start(() -> {
                 try {
                     writeFrame(WebSocketCodec.OP_PONG, payload);

@@ -46,6 +46,10 @@ final class WebSocketCodec {
         /** A ping arrived with this payload. */
         void onPing(byte[] payload);
 
+        /** A pong arrived (the answer to a ping of ours). */
+        default void onPong() {
+        }
+
         /** The server's close frame arrived; reading ends. */
         void onClose(int code, String reason);
 
@@ -317,6 +321,8 @@ final class WebSocketCodec {
         readFully(in, control, len);
         if (op == OP_PING) {
             handler.onPing(Arrays.copyOf(control, len));
+        } else if (op == OP_PONG) {
+            handler.onPong();
         } else if (op == OP_CLOSE) {
             int code = len >= 2 ? ((control[0] & 0xFF) << 8) | (control[1] & 0xFF) : 1005;
             String reason = len > 2 ? new String(control, 2, len - 2, StandardCharsets.UTF_8) : "";

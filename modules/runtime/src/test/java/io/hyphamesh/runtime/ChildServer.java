@@ -62,6 +62,24 @@ final class ChildServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts the child again on the port it had (a client's reconnect must find it where it was) and
+     * waits until it answers health checks. Fails when someone took the port meanwhile.
+     */
+    void restartOnSamePort() {
+        if (!boot()) {
+            throw new AssertionError("port " + port + " was taken before the child could listen there again; see " + log);
+        }
+    }
+
+    /** SIGSTOP: the process stops reading its sockets; what clients send waits in the kernel's buffers. */
+    void freeze() throws Exception {
+        Process p = new ProcessBuilder("kill", "-STOP", Long.toString(process.pid())).inheritIO().start();
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError("kill -STOP " + process.pid() + " failed");
+        }
+    }
+
     /** True when it is up; false when its port was taken before it could listen there. */
     private boolean boot() {
         List<String> cmd = ChildJvm.command(heap);

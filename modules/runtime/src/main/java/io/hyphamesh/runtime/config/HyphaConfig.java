@@ -66,6 +66,7 @@ public final class HyphaConfig {
             new Setting("ws.heap-reserve-percent", "15", "new sockets are refused (503) while less than this share of the heap was free after the last GC; 0 turns the guard off"),
             new Setting("rpc.default-timeout", "30s", "call timeout when the caller gives none"),
             new Setting("rpc.max-timeout", "300s", "longest call timeout a caller may ask for"),
+            new Setting("rpc.provider-grace", "5s", "how long a service whose last provider left without unregistering (its socket closed, or the server restarted) counts as away, not gone: a call meanwhile waits for a provider to register again, within its timeout, then fails with unavailable; 0s: not_found at once"),
             new Setting("presence.stale-after", "15s", "an entry without a heartbeat this long turns STALE"),
             new Setting("presence.absent-after", "45s", "an entry without a heartbeat this long turns ABSENT and is removed"),
             new Setting("presence.sweep-interval", "5s", "cadence of the presence sweep alarm"),

@@ -122,6 +122,14 @@ public abstract class LiveObject implements WriteOwner {
         }
     }
 
+    /**
+     * Posts {@code task} to run on this object's thread {@code delayMillis} from now. Unlike an alarm it
+     * is not persisted, and it is dropped when this instance has closed meanwhile.
+     */
+    protected final void postAfter(long delayMillis, Runnable task) {
+        ctx.host().later(delayMillis, () -> post(task));
+    }
+
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             try {

@@ -68,6 +68,18 @@ public final class ObjectHost implements AutoCloseable {
         return new ObjectHost(storage, config, metrics, factory);
     }
 
+    /**
+     * Runs {@code task} on the host's timer thread after {@code delayMillis}; not persisted. The task
+     * must be quick: it should only post to an object ({@link LiveObject#postAfter}).
+     */
+    void later(long delayMillis, Runnable task) {
+        try {
+            timers.schedule(task, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the host is closing: the objects the task would reach are closing too
+        }
+    }
+
     /** Loads persisted alarms (of the workspaces served here); due ones fire at once. */
     public void start() {
         alarms.loadPersisted(ctx.storage(), placement::serves);

@@ -39,6 +39,15 @@ public interface Session {
     boolean isOpen();
 
     /**
+     * True once the peer ended the socket itself with a close frame of code 1000 or 1001 (it said
+     * goodbye: a client's {@code close()}, a page left), not by dropping it or being closed by the
+     * server. Its registrations then end as by {@code unregister}; after a drop they are away.
+     */
+    default boolean leftDeliberately() {
+        return false;
+    }
+
+    /**
      * Allocates a subscription id for {@code target} and remembers it, so that {@code credit} and
      * {@code unsubscribe} frames naming it reach the object.
      */

@@ -28,7 +28,8 @@ public final class ObjectFactory {
     }
 
     /** RPC and presence settings of the workspace object. */
-    record WorkspaceSettings(Duration defaultTimeout, Duration maxTimeout, Duration staleAfter, Duration absentAfter,
+    record WorkspaceSettings(Duration defaultTimeout, Duration maxTimeout, Duration providerGrace,
+                             Duration staleAfter, Duration absentAfter,
                              Duration sweepInterval, int maxMetaBytes, Metrics.Counter calls,
                              Metrics.Counter presenceChanges) {
     }
@@ -49,8 +50,13 @@ public final class ObjectFactory {
                 config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
                 config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
         DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS));
+        if (config.duration("rpc.provider-grace").isNegative()) {
+            throw new IllegalArgumentException("rpc.provider-grace must not be negative: '"
+                    + config.string("rpc.provider-grace") + "' (0s turns the grace off)");
+        }
         WorkspaceSettings ws = new WorkspaceSettings(config.duration("rpc.default-timeout"),
-                config.duration("rpc.max-timeout"), config.duration("presence.stale-after"),
+                config.duration("rpc.max-timeout"), config.duration("rpc.provider-grace"),
+                config.duration("presence.stale-after"),
                 config.duration("presence.absent-after"), config.duration("presence.sweep-interval"),
                 config.intValue("presence.max-meta-bytes"), metrics.counter(Metric.RPC_CALLS),
                 metrics.counter(Metric.PRESENCE_REGISTERS));

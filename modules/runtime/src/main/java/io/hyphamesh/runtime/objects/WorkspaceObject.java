@@ -2,6 +2,7 @@ package io.hyphamesh.runtime.objects;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -37,7 +39,14 @@ import java.util.HashMap;
  * presence. Registry and presence live in memory (they describe live sockets); the presence sweep
  * runs on the object's persisted alarm. A call is routed into a provider's socket and its answer
  * goes straight from the provider's socket back to the caller, without passing through here again.
- * State is touched only on the mailbox thread.
+ *
+ * <p>A service whose last provider left without unregistering (its socket closed) is <em>away</em>
+ * for {@code rpc.provider-grace}, not gone: a provider that reconnects registers again within a
+ * second, and a call meanwhile waits for it (within its own timeout) instead of failing
+ * {@code not_found}; at the end of the wait it fails {@code unavailable}, never delivered. The names of
+ * the services that have providers are kept in the object's row (written when a name comes or goes,
+ * not per registration), so after a restart or a move to another server they are away from the
+ * moment this object loads, while their providers reconnect. State is touched only on the mailbox thread.
  */
 public final class WorkspaceObject extends LiveObject {
     private static final AtomicLong CALL_IDS = new AtomicLong();
@@ -56,7 +65,29 @@ public final class WorkspaceObject extends LiveObject {
     /** presence subscriptions. */
     private final Map<Long, Session> presenceSubs = new LinkedHashMap<>();
 
+    /** service -> since when (nanoTime) it is away, and whose provider left (null: known from the row). */
+    private final Map<String, Away> away = new HashMap<>();
+    /** service -> calls waiting for a provider of an away service, in arrival order. */
+    private final Map<String, ArrayDeque<Waiting>> waiting = new HashMap<>();
+    /** The service names the row holds: services with providers, or away. */
+    private final Set<String> storedNames = new TreeSet<>();
+
     private record Provider(Session session, Set<String> methods, boolean privateToClient) {
+    }
+
+    /** {@code client} null: known from the row; {@code privateToClient}: only that client may see it. */
+    private record Away(long sinceNanos, String client, boolean privateToClient) {
+        String why(long now) {
+            String ago = String.format(java.util.Locale.ROOT, "%.1f s ago", (now - sinceNanos) / 1e9);
+            return client == null
+                    ? "its providers have not registered again since the workspace was loaded on this server " + ago
+                    + " (a restart or a move: the registry lives in memory)"
+                    : "its last provider (client '" + client + "') left " + ago + " without unregistering";
+        }
+    }
+
+    /** A call waiting for a provider until {@code untilNanos} (its deadline, or the end of the grace). */
+    private record Waiting(Request request, long untilNanos) {
     }
 
     private static final class Presence {
@@ -97,7 +128,28 @@ public final class WorkspaceObject extends LiveObject {
             objId = r.id();
             createdAt = r.createdAt();
             armLoadedAlarm(r.alarmAt().map(Instant::ofEpochMilli));
+            storedNames.addAll(decodeNames(r.state()));
         });
+        if (!storedNames.isEmpty() && !settings.providerGrace().isZero()) {
+            long now = System.nanoTime();
+            for (String name : storedNames) {
+                away.put(name, new Away(now, null, false));
+            }
+            postAfter(settings.providerGrace().toMillis() + 1, this::endGrace);
+        }
+    }
+
+    /** The row's state: the stored service names, one a line (names are ASCII letters, digits and {@code ._-}). */
+    private static Set<String> decodeNames(byte[] state) {
+        Set<String> names = new TreeSet<>();
+        for (String n : new String(state, StandardCharsets.UTF_8).split("\n")) {
+            try {
+                names.add(Names.check("service", n));
+            } catch (HyphaException e) {
+                // not a name (an empty state, or a row of an older layout): nothing to remember
+            }
+        }
+        return names;
     }
 
     @Override
@@ -121,6 +173,14 @@ public final class WorkspaceObject extends LiveObject {
     // ------------------------------------------------------------------ RPC
 
     private void call(Request r) {
+        route(r, false);
+    }
+
+    /**
+     * Routes call {@code r} to a provider, or parks it while its service is away. {@code resumed}: it
+     * waited, and the provider is told the time left, not the timeout asked for.
+     */
+    private void route(Request r, boolean resumed) {
         Frame f = r.frame();
         String service = Names.check("service", f.string("service"));
         String method = Names.check("method", f.string("method"));
@@ -134,13 +194,25 @@ public final class WorkspaceObject extends LiveObject {
         if (timeoutMs <= 0 || timeoutMs > maxMs) {
             throw HyphaException.badRequest("timeout_ms must be 1.." + maxMs);
         }
+        long deadline = r.startNanos() + timeoutMs * 1_000_000L;
         List<Provider> providers = services.get(service);
         if (providers == null || providers.isEmpty()) {
-            throw HyphaException.notFound("no provider of service '" + service + "'");
+            long now = System.nanoTime();
+            Away a = awayNow(service, now, r.session().clientId());
+            if (a == null) {
+                throw HyphaException.notFound("no provider of service '" + service + "'");
+            }
+            long until = Math.min(deadline, a.sinceNanos() + settings.providerGrace().toNanos());
+            if (until - now <= 0) {
+                throw providerAway(service, a, now);
+            }
+            waiting.computeIfAbsent(service, k -> new ArrayDeque<>()).add(new Waiting(r, until));
+            postAfter((until - now) / 1_000_000 + 1, this::expireWaiting);
+            return;
         }
-        long deadline = r.startNanos() + timeoutMs * 1_000_000L;
         long callId = CALL_IDS.incrementAndGet();
-        String text = Frames.call(callId, r.session().clientId(), service, method, args, timeoutMs);
+        long sendMs = resumed ? Math.max(1, (deadline - System.nanoTime()) / 1_000_000) : timeoutMs;
+        String text = Frames.call(callId, r.session().clientId(), service, method, args, sendMs);
         // round robin over the visible providers that offer the method; a gone one is skipped
         int n = providers.size();
         int start = cursors.merge(service, 1, Integer::sum);
@@ -170,6 +242,109 @@ public final class WorkspaceObject extends LiveObject {
         throw new HyphaException(ErrorCode.PEER_GONE, "every provider of '" + service + "' has gone");
     }
 
+    /** The service's away entry while its grace lasts, else null (an expired one is forgotten). */
+    private Away awayNow(String service, long now, String caller) {
+        Away a = away.get(service);
+        if (a == null || (a.privateToClient() && !a.client().equals(caller))) {
+            return null;
+        }
+        if (now - a.sinceNanos() >= settings.providerGrace().toNanos()) {
+            return null;
+        }
+        return a;
+    }
+
+    /** {@code unavailable} with detail {@code away_ms}: how long the service has been without a provider. */
+    private HyphaException providerAway(String service, Away a, long now) {
+        long awayMs = Math.max(0, (now - a.sinceNanos()) / 1_000_000);
+        return new HyphaException(ErrorCode.UNAVAILABLE, "no provider of service '" + service + "' is connected: "
+                + a.why(now) + "; none registered within " + (now - a.sinceNanos() >= settings.providerGrace().toNanos()
+                ? "rpc.provider-grace (" + settings.providerGrace().toMillis() + " ms)" : "the call's timeout")
+                + "; the call was not delivered, retry", jakarta.json.Json.createObjectBuilder()
+                .add("service", service).add("away_ms", awayMs).build());
+    }
+
+    /** Fails the waiting calls whose wait is over with {@code unavailable}. */
+    private void expireWaiting() {
+        long now = System.nanoTime();
+        for (Iterator<Map.Entry<String, ArrayDeque<Waiting>>> it = waiting.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, ArrayDeque<Waiting>> e = it.next();
+            Away a = away.getOrDefault(e.getKey(), new Away(now, null, false));
+            e.getValue().removeIf(w -> {
+                if (now - w.untilNanos() >= 0) {
+                    w.request().fail(providerAway(e.getKey(), a, now));
+                    return true;
+                }
+                return false;
+            });
+            if (e.getValue().isEmpty()) {
+                it.remove();
+            }
+        }
+    }
+
+    /** Routes the calls that waited for {@code service}, in arrival order, now that it has a provider. */
+    private void resumeWaiting(String service) {
+        ArrayDeque<Waiting> q = waiting.remove(service);
+        if (q == null) {
+            return;
+        }
+        for (Waiting w : q) {
+            if (!w.request().session().isOpen()) {
+                // its caller is gone: nobody would take the answer, the provider need not run it
+                w.request().fail(new HyphaException(ErrorCode.UNAVAILABLE, "the caller's socket closed"));
+                continue;
+            }
+            try {
+                route(w.request(), true);
+            } catch (HyphaException e) {
+                w.request().fail(e);
+            }
+        }
+    }
+
+    /** Fails the calls waiting for {@code service} with {@code error}. */
+    private void failWaiting(String service, HyphaException error) {
+        ArrayDeque<Waiting> q = waiting.remove(service);
+        if (q != null) {
+            q.forEach(w -> w.request().fail(error));
+        }
+    }
+
+    /**
+     * The grace of away services ended: forget those past it (a call now gets {@code not_found}), and
+     * drop from the row the names of services with neither providers nor grace left.
+     */
+    private void endGrace() {
+        expireWaiting();
+        long now = System.nanoTime();
+        away.values().removeIf(a -> now - a.sinceNanos() >= settings.providerGrace().toNanos());
+        storeNames();
+    }
+
+    /**
+     * Writes the row when the names of the services visible to the whole workspace (with such a
+     * provider, or away) changed. Private services are not stored: after a restart they are unknown.
+     */
+    private void storeNames() {
+        Set<String> now = new TreeSet<>();
+        services.forEach((name, providers) -> {
+            if (providers.stream().anyMatch(p -> !p.privateToClient())) {
+                now.add(name);
+            }
+        });
+        away.forEach((name, a) -> {
+            if (!a.privateToClient()) {
+                now.add(name);
+            }
+        });
+        if (!now.equals(storedNames)) {
+            storedNames.clear();
+            storedNames.addAll(now);
+            persistRow();
+        }
+    }
+
     private void register(Request r) {
         Frame f = r.frame();
         String service = Names.check("service", f.string("service"));
@@ -197,7 +372,10 @@ public final class WorkspaceObject extends LiveObject {
         // so a stale socket can never answer in its place
         list.removeIf(p -> p.session().clientId().equals(s.clientId()) || p.session() == s);
         list.add(new Provider(s, Set.copyOf(methods), visibility.equals("private")));
+        away.remove(service);
+        storeNames();
         r.ok(JsonOut.object(48 + service.length()).str("service", service).num("providers", list.size()).end());
+        resumeWaiting(service);
     }
 
     private void unregister(Request r) {
@@ -208,6 +386,13 @@ public final class WorkspaceObject extends LiveObject {
             services.remove(service);
             cursors.remove(service);
         }
+        Away a = away.get(service);
+        if (a != null && (a.client() == null || a.client().equals(r.session().clientId()))) {
+            // the provider that left says it is gone for good: callers need not wait for it
+            away.remove(service);
+            failWaiting(service, HyphaException.notFound("service '" + service + "' was unregistered"));
+        }
+        storeNames();
         r.ok(JsonOut.of("removed", removed));
     }
 
@@ -369,13 +554,28 @@ public final class WorkspaceObject extends LiveObject {
 
     @Override
     protected void onSessionClosed(Session session) {
+        long now = System.nanoTime();
+        boolean left = false;
         for (Iterator<Map.Entry<String, List<Provider>>> it = services.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, List<Provider>> e = it.next();
-            e.getValue().removeIf(p -> p.session() == session);
-            if (e.getValue().isEmpty()) {
+            List<Provider> gone = e.getValue().stream().filter(p -> p.session() == session).toList();
+            if (!gone.isEmpty() && e.getValue().removeAll(gone) && e.getValue().isEmpty()) {
+                cursors.remove(e.getKey());
+                it.remove();
+                if (!settings.providerGrace().isZero() && !session.leftDeliberately()) {
+                    // dropped without unregistering: away, not gone, while it may be reconnecting
+                    away.put(e.getKey(), new Away(now, session.clientId(), gone.get(0).privateToClient()));
+                    left = true;
+                }
+            } else if (e.getValue().isEmpty()) {
                 cursors.remove(e.getKey());
                 it.remove();
             }
+        }
+        if (left) {
+            postAfter(settings.providerGrace().toMillis() + 1, this::endGrace);
+        } else {
+            storeNames();
         }
         presenceSubs.values().removeIf(s -> s == session);
         // presence stays until its heartbeats are missed: a reconnect within stale-after does not flap
@@ -383,7 +583,16 @@ public final class WorkspaceObject extends LiveObject {
 
     @Override
     protected boolean isIdle() {
-        return services.isEmpty() && presence.isEmpty() && presenceSubs.isEmpty();
+        return services.isEmpty() && presence.isEmpty() && presenceSubs.isEmpty() && away.isEmpty() && waiting.isEmpty();
+    }
+
+    @Override
+    protected void onClosed() {
+        // terminated (workspace deleted), moved, or dropped: nothing here will route the waiting calls
+        for (String service : List.copyOf(waiting.keySet())) {
+            failWaiting(service, new HyphaException(ErrorCode.UNAVAILABLE, "the workspace object closed while the call "
+                    + "waited for a provider of '" + service + "'; retry"));
+        }
     }
 
     @Override
@@ -393,7 +602,8 @@ public final class WorkspaceObject extends LiveObject {
             objId = ctx.storage().newObjectId(shard);
             createdAt = now;
         }
-        ObjectRow row = new ObjectRow(objId, id, 0, new byte[0], 0, 0, 0, 0, createdAt, now,
+        byte[] names = String.join("\n", storedNames).getBytes(StandardCharsets.UTF_8);
+        ObjectRow row = new ObjectRow(objId, id, 0, names, 0, 0, 0, 0, createdAt, now,
                 alarmAt.map(Instant::toEpochMilli));
         gate.stage(new Write.PutObject(row));
     }

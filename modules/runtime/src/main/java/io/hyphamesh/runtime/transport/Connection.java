@@ -87,6 +87,8 @@ final class Connection implements Session {
     private boolean closeWritten;
     private volatile long lastReceivedNanos = System.nanoTime();
     private volatile long lastPingNanos = System.nanoTime();
+    /** The peer closed the socket with 1000 or 1001 before the server closed it. */
+    private volatile boolean leftDeliberately;
     private final long stallNanos;
     private StringBuilder fragments;
 
@@ -633,9 +635,23 @@ final class Connection implements Session {
      * never left talking to a socket nobody reads; the writer, stopped, cleans up.
      */
     void closed() {
+        closed(WsSocket.CLOSE_ABNORMAL);
+    }
+
+    /**
+     * As {@link #closed()}, with the code the socket ended with: 1000 or 1001 from a socket the server
+     * had not closed itself is the peer's goodbye ({@link #leftDeliberately()}).
+     */
+    void closed(int status) {
         if (open.compareAndSet(true, false)) {
+            leftDeliberately = status == WsSocket.CLOSE_NORMAL || status == 1001;
             terminate();
         }
+    }
+
+    @Override
+    public boolean leftDeliberately() {
+        return leftDeliberately;
     }
 
     /** Slow consumer: counted, then closed hard. */

@@ -108,7 +108,7 @@ final class SocketListener implements WsListener {
     @Override
     public void onClose(WsSession session, int status, String reason) {
         if (connection != null) {
-            connection.closed();
+            connection.closed(status);
         }
     }
 
