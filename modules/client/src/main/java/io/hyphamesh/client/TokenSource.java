@@ -233,7 +233,7 @@ final class TokenSource {
         if (left <= 0) {
             return;
         }
-        schedule(Math.min(backoff.delayMillis(attempt), left / 2), attempt + 1);
+        schedule(Math.min(backoff.delayMillis(attempt, Long.MAX_VALUE), left / 2), attempt + 1);
     }
 
     private void report(HyphaException e) {
