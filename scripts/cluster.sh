@@ -34,7 +34,17 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument '$1'" ;;
   esac
 done
-mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+if [ "$cmd" = start ]; then
+  mkdir -p "$dir"
+  # PostgreSQL runs as postgres: it must be able to enter every parent of DIR (a mktemp -d parent is 0700)
+  chmod o+x "$dir" 2>/dev/null || true
+fi
+# stop, status and start-node look at a cluster that exists: they never create DIR
+if [ "$cmd" != start ] && [ -n "$cmd" ] && [ "$cmd" != help ] && [ ! -e "$dir/cluster.json" ] && ! ls -d "$dir"/node-* >/dev/null 2>&1; then
+  echo "cluster.sh: no cluster in $(cd "$dir" 2>/dev/null && pwd || echo "$dir") (looked for $dir/cluster.json and $dir/node-*); name its directory with --dir DIR" >&2
+  exit 1
+fi
+dir=$(cd "$dir" && pwd)
 
 node_running() { [ -f "$dir/node-$1/server.pid" ] && kill -0 "$(cat "$dir/node-$1/server.pid")" 2>/dev/null; }
 
@@ -51,7 +61,7 @@ start_node() { # start_node I: starts (or restarts) server I on its recorded por
     --storage.url="$(env_get "$dir/pg/postgres.env" url)" --storage.user=postgres \
     --cluster.zookeeper="$(env_get "$dir/zk/zookeeper.env" connect)" --cluster.session-timeout="$session" \
     --cluster.partitions="$partitions" --cluster.node-id="node-$i" \
-    --cluster.advertise-url="http://127.0.0.1:$port" >"$nd/server.log" 2>&1 &
+    --cluster.advertise-url="http://127.0.0.1:$port" --artifacts.filesystem.dir="$dir/blobs" >"$nd/server.log" 2>&1 &
   echo $! >"$nd/server.pid"
 }
 

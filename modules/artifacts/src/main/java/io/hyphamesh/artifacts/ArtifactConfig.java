@@ -76,6 +76,7 @@ public final class ArtifactConfig {
 
     private final Provider provider;
     private final Path dataDir;
+    private final Path blobDir;
     private final URI publicBaseUrl;
     private final Duration uploadLifetime;
     private final Duration presignTtl;
@@ -98,6 +99,7 @@ public final class ArtifactConfig {
     private ArtifactConfig(Builder b) {
         this.provider = b.provider;
         this.dataDir = b.dataDir;
+        this.blobDir = b.blobDir != null ? b.blobDir : b.dataDir.resolve("blobs");
         this.publicBaseUrl = b.publicBaseUrl;
         this.uploadLifetime = b.uploadLifetime;
         this.presignTtl = b.presignTtl;
@@ -135,6 +137,7 @@ public final class ArtifactConfig {
         Builder b = new Builder();
         b.provider = provider;
         b.dataDir = dataDir;
+        b.blobDir = blobDir.equals(dataDir.resolve("blobs")) ? null : blobDir;
         b.publicBaseUrl = publicBaseUrl;
         b.uploadLifetime = uploadLifetime;
         b.presignTtl = presignTtl;
@@ -162,6 +165,20 @@ public final class ArtifactConfig {
     /** The data directory; the filesystem provider keeps blobs in {@code blobs/}, all providers spool in {@code tmp/}. */
     public Path dataDir() {
         return dataDir;
+    }
+
+    /**
+     * Where the filesystem provider keeps blobs: {@code <data-dir>/blobs} unless set. Servers of a
+     * cluster share one (a shared directory), or a workspace's artifacts stay behind on the server
+     * that served it when the workspace moves.
+     */
+    public Path blobDir() {
+        return blobDir;
+    }
+
+    /** True when the filesystem provider's blobs are under this server's own data directory (the default). */
+    public boolean blobDirIsDefault() {
+        return blobDir.toAbsolutePath().normalize().equals(dataDir.resolve("blobs").toAbsolutePath().normalize());
     }
 
     /** The base URL clients reach this server on; the filesystem provider's part and download URLs start with it. */
@@ -332,6 +349,7 @@ public final class ArtifactConfig {
     public static final class Builder {
         private Provider provider = Provider.FILESYSTEM;
         private Path dataDir = Path.of("data");
+        private Path blobDir;
         private URI publicBaseUrl = URI.create("http://localhost:8080");
         private Duration uploadLifetime = Duration.ofHours(24);
         private Duration presignTtl = Duration.ofHours(1);
@@ -391,6 +409,12 @@ public final class ArtifactConfig {
 
         public Builder dataDir(Path dataDir) {
             this.dataDir = Objects.requireNonNull(dataDir);
+            return this;
+        }
+
+        /** The filesystem provider's directory; null for {@code <data-dir>/blobs}. */
+        public Builder blobDir(Path blobDir) {
+            this.blobDir = blobDir;
             return this;
         }
 

@@ -59,7 +59,7 @@ final class BlobContexts {
      * @throws IllegalArgumentException when it cannot be written or takes no xattrs
      */
     static Path checkFilesystem(ArtifactConfig config) {
-        Path dir = config.dataDir().resolve("blobs").toAbsolutePath();
+        Path dir = config.blobDir().toAbsolutePath();
         checkXattrs(dir);
         return dir;
     }

@@ -193,6 +193,6 @@ final class LocalBlobFiles {
         if (config.provider() != ArtifactConfig.Provider.FILESYSTEM) {
             return Optional.empty();
         }
-        return Optional.of(new LocalBlobFiles(config.dataDir().resolve("blobs").toAbsolutePath().resolve(container)));
+        return Optional.of(new LocalBlobFiles(config.blobDir().toAbsolutePath().resolve(container)));
     }
 }

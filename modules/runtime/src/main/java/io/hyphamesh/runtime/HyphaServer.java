@@ -119,6 +119,13 @@ public final class HyphaServer implements AutoCloseable {
         undo.push(storage);
         int[] webPort = {config.intValue("port")};
         Metrics metrics = metrics(storage);
+        if (cluster.isPresent() && config.string("artifacts.provider").trim().equals("filesystem")
+                && config.string("artifacts.filesystem.dir").isBlank()) {
+            LOG.warning("cluster mode with the filesystem blob store under this server's own data directory ("
+                    + dataDir.resolve("blobs") + "): artifacts are not shared, and a workspace's artifacts stay behind"
+                    + " when it moves to another server. Set artifacts.filesystem.dir to a directory every server"
+                    + " shares, or use artifacts.provider=s3");
+        }
         if (cluster.isPresent()) {
             // every member signs and checks with the cluster's keys, kept in the shared database
             SharedSecrets.sync(storage, dataDir, config.optional("root-token"));

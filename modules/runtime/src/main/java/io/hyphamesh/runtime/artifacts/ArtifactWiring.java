@@ -61,6 +61,7 @@ public final class ArtifactWiring {
                 .s3PathStyle(config.bool("artifacts.s3.path-style"))
                 .s3CreateBucket(config.bool("artifacts.s3.create-bucket"));
         config.optional("artifacts.s3.endpoint").ifPresent(e -> b.set(ArtifactConfig.S3_ENDPOINT, e));
+        config.optional("artifacts.filesystem.dir").filter(d -> !d.isBlank()).ifPresent(d -> b.blobDir(Path.of(d)));
         Optional<String> secret = config.optional("artifacts.signing-secret");
         if (secret.isPresent()) {
             b.set(ArtifactConfig.SIGNING_SECRET, secret.get());

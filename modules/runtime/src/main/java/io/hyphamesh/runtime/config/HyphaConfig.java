@@ -82,6 +82,7 @@ public final class HyphaConfig {
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
             new Setting("tokens.clock-leeway", "0s", "a token is refused from its expires_at plus this on, on every path (0s to 60s; for servers whose clocks differ)"),
             new Setting("artifacts.provider", "filesystem", "blob provider: filesystem, s3 or transient"),
+            new Setting("artifacts.filesystem.dir", "", "filesystem provider: the directory holding blobs; default <data-dir>/blobs. Cluster servers must share one (or use s3)"),
             new Setting("artifacts.s3.endpoint", "", "S3 endpoint URL (Ceph RGW, MinIO, AWS, R2)"),
             new Setting("artifacts.s3.region", "us-east-1", "S3 region"),
             new Setting("artifacts.s3.bucket", "hypha-artifacts", "S3 bucket holding every workspace's blobs"),
@@ -224,15 +225,58 @@ public final class HyphaConfig {
     }
 
     public int intValue(String key) {
-        return (int) longValue(key);
+        long v = longValue(key);
+        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("configuration key '" + key + "' must be at most " + Integer.MAX_VALUE
+                    + ", got '" + string(key).trim() + "'");
+        }
+        return (int) v;
     }
 
+    /** An integer; a size (a key ending in {@code bytes}) may carry a unit, {@link #parseSize}. */
     public long longValue(String key) {
         String v = string(key).trim();
+        if (isSize(key)) {
+            return parseSize(key, v);
+        }
         try {
             return Long.parseLong(v);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("configuration key '" + key + "' must be an integer, got '" + v + "'");
+        }
+    }
+
+    static boolean isSize(String key) {
+        return key.endsWith("bytes");
+    }
+
+    /**
+     * A size: bytes, or a number with a unit {@code B}, {@code KB}/{@code KiB}/{@code K},
+     * {@code MB}/{@code MiB}/{@code M}, {@code GB}/{@code GiB}/{@code G} (any case). Every unit is a
+     * power of 1024, as memory and message sizes are usually meant ({@code 1MB} is 1,048,576 bytes).
+     */
+    static long parseSize(String key, String text) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([a-zA-Z]*)").matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("configuration key '" + key + "' must be a size (bytes, or with a unit"
+                    + " such as 64KiB, 1MB, 2GiB), got '" + text.trim() + "'");
+        }
+        int shift = switch (m.group(2).toLowerCase(Locale.ROOT)) {
+            case "", "b" -> 0;
+            case "k", "kb", "kib" -> 10;
+            case "m", "mb", "mib" -> 20;
+            case "g", "gb", "gib" -> 30;
+            default -> throw new IllegalArgumentException("configuration key '" + key + "': unknown size unit '"
+                    + m.group(2) + "' in '" + text.trim() + "' (B, KB, MB, GB; each a power of 1024)");
+        };
+        try {
+            long n = Long.parseLong(m.group(1));
+            if (n > (Long.MAX_VALUE >> shift)) {
+                throw new NumberFormatException();
+            }
+            return n << shift;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("configuration key '" + key + "' is too large: '" + text.trim() + "'");
         }
     }
 
@@ -259,7 +303,7 @@ public final class HyphaConfig {
      * configuration is built, so no later code meets a {@code .} or {@code ..} segment (one once made
      * every shard of the default {@code ./data} an empty directory) and the logs show one spelling.
      */
-    static final java.util.Set<String> PATH_KEYS = java.util.Set.of("data-dir", "storage.password-file");
+    static final java.util.Set<String> PATH_KEYS = java.util.Set.of("data-dir", "storage.password-file", "artifacts.filesystem.dir");
 
     static String normalizedPath(String key, String value) {
         if (value.isBlank()) {
@@ -320,7 +364,10 @@ public final class HyphaConfig {
         /** Sets a key; unknown keys are refused so typos fail loudly. */
         public Builder set(String key, String value) {
             if (!values.containsKey(key)) {
-                throw new IllegalArgumentException("unknown configuration key '" + key + "' (see --help)");
+                String near = values.keySet().stream().min(java.util.Comparator.comparingInt(k -> distance(k, key))).orElse("");
+                throw new IllegalArgumentException("unknown configuration key '" + key + "'"
+                        + (distance(near, key) <= Math.max(2, key.length() / 3) ? " (did you mean '" + near + "'?)" : "")
+                        + " (see --help)");
             }
             values.put(key, value);
             return this;
@@ -358,7 +405,7 @@ public final class HyphaConfig {
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
                 String d = s.defaultValue();
-                if (d.matches("-?\\d+")) {
+                if (d.matches("-?\\d+") || (isSize(s.key()) && !c.string(s.key()).isBlank())) {
                     c.longValue(s.key());
                 } else if (d.equals("true") || d.equals("false")) {
                     c.bool(s.key());

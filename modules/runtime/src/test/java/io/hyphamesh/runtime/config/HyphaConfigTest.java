@@ -71,4 +71,33 @@ class HyphaConfigTest {
         assertEquals(cwd.resolve("pw"), dotted.path("storage.password-file"));
         assertEquals("", HyphaConfig.load(new String[0], Map.of()).string("storage.password-file"), "unset stays unset");
     }
+
+    @Test
+    void sizesTakeUnitsOfOneThousandTwentyFour() {
+        HyphaConfig c = HyphaConfig.load(new String[] {"--ws.max-frame-bytes=2MB", "--doc.max-bytes=64KiB",
+                "--log.cache-bytes=1g", "--http.max-body-bytes=65536", "--artifacts.max-object-bytes=5 GiB"}, Map.of());
+        assertEquals(2 * 1024 * 1024, c.intValue("ws.max-frame-bytes"));
+        assertEquals(64 * 1024, c.intValue("doc.max-bytes"));
+        assertEquals(1L << 30, c.longValue("log.cache-bytes"));
+        assertEquals(65536, c.longValue("http.max-body-bytes"));
+        assertEquals(5L << 30, c.longValue("artifacts.max-object-bytes"));
+        IllegalArgumentException unit = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--doc.max-bytes=1TB"}, Map.of()));
+        assertTrue(unit.getMessage().contains("doc.max-bytes") && unit.getMessage().contains("unit"), unit.getMessage());
+        IllegalArgumentException big = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--ws.max-frame-bytes=4GB"}, Map.of()).intValue("ws.max-frame-bytes"));
+        assertTrue(big.getMessage().contains("at most"), big.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--log.cache-bytes=lots"}, Map.of()),
+                "a blank-default size is checked at start too");
+    }
+
+    @Test
+    void aMistypedArgumentGetsTheClosestKey() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--prot=9000"}, Map.of()));
+        assertTrue(e.getMessage().contains("'prot'") && e.getMessage().contains("did you mean 'port'"), e.getMessage());
+        IllegalArgumentException far = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--zzzzzzzzzzzz=1"}, Map.of()));
+        assertTrue(!far.getMessage().contains("did you mean"), far.getMessage());
+    }
 }
