@@ -132,6 +132,22 @@ class StartupTest {
         assertFalse(line.contains("\n"), line);
     }
 
+    /** {@code java -jar} on a Java older than 21 (the machine's default 17) prints one line naming the Java needed. */
+    @Test
+    void anOldJavaGetsOneLineNamingTheJavaNeeded() throws Exception {
+        Path jar = Path.of("target/hypha-mesh.jar").toAbsolutePath();
+        Path java17 = Path.of("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(java17), "no Java 17 at " + java17 + " to try");
+        assertTrue(Files.isRegularFile(jar), "the server jar is built before the tests: " + jar);
+        Process p = new ProcessBuilder(java17.toString(), "-jar", jar.toString(), "--port=0").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the old java did not exit");
+        assertEquals(1, p.exitValue(), out);
+        List<String> lines = out.lines().filter(l -> !l.isBlank()).toList();
+        assertEquals(1, lines.size(), out);
+        assertTrue(lines.get(0).startsWith("hypha-mesh: needs Java 21 or newer") && lines.get(0).contains("this is Java 17"), out);
+    }
+
     private record Child(int exit, String output, long millis) {
     }
 
