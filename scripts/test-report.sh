@@ -19,7 +19,10 @@ case "${1:-}" in
         # no count here: with classes running side by side Surefire gives a class the counts of its
         # neighbour (seen: "0 tests" for a class of 8); the counts per module come from the XML reports
         bad = ($0 ~ /FAILURE|ERROR/) ? "  FAILED" : ""
-        printf "    %-50s %7.1f s%s\n", name, t, bad; fflush(); next }
+        # modules build side by side (-T 2): a class line may come after the header of another module,
+        # so each names its module, from its package (io.hyphamesh.MODULE...)
+        mod = (n >= 3 && parts[1] == "io" && parts[2] == "hyphamesh") ? parts[3] : ""
+        printf "    %-12s %-50s %7.1f s%s\n", mod, name, t, bad; fflush(); next }
       /^\[ERROR\] (Failures|Errors|Tests run|  |COMPILATION|\/)/ { print "    " $0; fflush(); next }
       /^\[ERROR\] Failed to execute goal/ { print "    " $0; fflush(); next }
       /BUILD (SUCCESS|FAILURE)/ { print "  " $2 " " $3; fflush(); next }
