@@ -14,6 +14,7 @@ module io.hyphamesh.runtime {
     requires io.helidon.config.yaml;
     requires io.helidon.common;
     requires io.helidon.http;
+    requires io.helidon.common.tls;
     requires java.logging;
     requires java.management;
     requires java.sql;

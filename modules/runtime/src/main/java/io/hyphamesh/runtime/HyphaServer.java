@@ -17,6 +17,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http1.Http1Config;
 import io.helidon.webserver.http1.Http1ConnectionSelector;
@@ -266,6 +267,8 @@ public final class HyphaServer implements AutoCloseable {
                                                ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
                                                int[] webPort) {
         return HttpRouting.builder()
+                .addFilter(io.hyphamesh.runtime.http.Cors.filter(
+                        io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
                 .addFilter(HttpSupport.framingFilter())
                 .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
                 // before the control routes: in cluster mode it sends object routes to their owner
@@ -280,7 +283,9 @@ public final class HyphaServer implements AutoCloseable {
     }
 
     private static WebServer webServer(HyphaConfig config, HttpRouting.Builder routing, Transport transport) {
-        return WebServer.builder()
+        WebServerConfig.Builder web = WebServer.builder();
+        TlsSetup.of(config).ifPresent(web::tls);
+        return web
                 .host(config.string("host"))
                 .port(config.intValue("port"))
                 .shutdownHook(false)
@@ -334,7 +339,7 @@ public final class HyphaServer implements AutoCloseable {
     /** The base URL clients reach this server at: {@code public-url}, else {@code http://host:port}. */
     private static String publicUrl(HyphaConfig config, int[] port) {
         return config.optional("public-url").filter(u -> !u.isBlank())
-                .orElse("http://" + config.string("host") + ":" + port[0]);
+                .orElse((config.tls() ? "https://" : "http://") + config.string("host") + ":" + port[0]);
     }
 
     /** Cluster mode's wiring, when this server is a cluster member. */

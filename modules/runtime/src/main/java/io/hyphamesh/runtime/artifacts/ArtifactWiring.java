@@ -80,12 +80,12 @@ public final class ArtifactWiring {
         String host = config.string("host").trim();
         if (host.isEmpty() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
             LOG.warning("host " + (host.isEmpty() ? "(empty)" : host) + " is a wildcard: signed artifact URLs use"
-                    + " http://localhost:" + port + "; set public-url to how clients reach this server");
+                    + (config.tls() ? " https" : " http") + "://localhost:" + port + "; set public-url to how clients reach this server");
             host = "localhost";
         } else if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
             host = "[" + host + "]";
         }
-        return URI.create("http://" + host + ":" + port);
+        return URI.create((config.tls() ? "https://" : "http://") + host + ":" + port);
     }
 
     /** The signing key in the data dir, created (0600) at first start. */

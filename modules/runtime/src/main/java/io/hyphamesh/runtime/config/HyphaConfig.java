@@ -29,6 +29,12 @@ public final class HyphaConfig {
             new Setting("data-dir", "./data", "directory for Derby databases, keys, root token and blobs"),
             new Setting("root-token", "", "root token; generated at first start into <data-dir>/root-token when unset"),
             new Setting("public-url", "", "base URL clients reach the server at (for signed URLs); default http://<host>:<port>"),
+            new Setting("tls.cert-file", "", "PEM certificate chain of the listener (the server's first): with tls.key-file, the listener speaks https:// and wss:// only"),
+            new Setting("tls.key-file", "", "PEM private key (PKCS#8, 'BEGIN PRIVATE KEY') of tls.cert-file"),
+            new Setting("tls.keystore-file", "", "PKCS#12 key store holding the listener's key and chain (instead of tls.cert-file and tls.key-file)"),
+            new Setting("tls.keystore-password", "", "password of tls.keystore-file"),
+            new Setting("http.cors-origins", "", "origins (scheme://host[:port], comma-separated, or *) whose pages may call the HTTP API (CORS); empty: none"),
+            new Setting("ws.allowed-origins", "", "origins whose pages may open a socket (the upgrade's Origin header); empty: any, since tokens never ride in cookies"),
             new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
             new Setting("storage.shards", "2", "Derby databases objects are spread over; fixed when the data directory is created"),
             new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),
@@ -303,7 +309,8 @@ public final class HyphaConfig {
      * configuration is built, so no later code meets a {@code .} or {@code ..} segment (one once made
      * every shard of the default {@code ./data} an empty directory) and the logs show one spelling.
      */
-    static final java.util.Set<String> PATH_KEYS = java.util.Set.of("data-dir", "storage.password-file", "artifacts.filesystem.dir");
+    static final java.util.Set<String> PATH_KEYS = java.util.Set.of("data-dir", "storage.password-file", "artifacts.filesystem.dir",
+            "tls.cert-file", "tls.key-file", "tls.keystore-file");
 
     static String normalizedPath(String key, String value) {
         if (value.isBlank()) {
@@ -314,6 +321,11 @@ public final class HyphaConfig {
         } catch (java.nio.file.InvalidPathException e) {
             throw new IllegalArgumentException("configuration key '" + key + "' is not a valid path: '" + value + "'");
         }
+    }
+
+    /** True when the listener speaks TLS ({@code tls.cert-file} or {@code tls.keystore-file} set). */
+    public boolean tls() {
+        return optional("tls.cert-file").isPresent() || optional("tls.keystore-file").isPresent();
     }
 
     /** Every key with its effective value (secrets masked), for logs. */

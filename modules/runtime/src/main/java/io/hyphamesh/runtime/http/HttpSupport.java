@@ -238,6 +238,7 @@ public final class HttpSupport {
             return;
         }
         Status status = Status.create(e.code().httpStatus());
+        Cors.onError(res);
         if (e.code() == ErrorCode.UNAUTHORIZED) {
             res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
         }

@@ -42,6 +42,7 @@ import java.util.concurrent.RejectedExecutionException;
  * or expired sockets. Thread-safe.
  */
 public final class Transport implements ControlPlane.Listener, AutoCloseable {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(Transport.class.getName());
     static final String PATH_PREFIX = "/v1/workspaces/";
     static final String PATH_SUFFIX = "/connect";
     private static final long SWEEP_MILLIS = 100;
@@ -79,6 +80,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.control = control;
         this.metrics = metrics;
         this.maxFrameBytes = config.intValue("ws.max-frame-bytes");
+        this.origins = io.hyphamesh.runtime.http.Origins.parse("ws.allowed-origins", config.string("ws.allowed-origins"));
         this.maxInFlight = config.intValue("ws.max-in-flight");
         this.maxSocketsPerWorkspace = config.intValue("ws.max-sockets-per-workspace");
         this.outboundQueue = config.intValue("ws.outbound-queue");
@@ -114,6 +116,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     public void refusedUpgrade(ServerRequest req, ServerResponse res) {
         refuseWhenClosing();
         String ws = Names.checkWorkspace(req.path().pathParameters().get("ws"));
+        Optional<String> origin = req.headers().first(io.helidon.http.HeaderNames.ORIGIN);
+        if (!originAllowed(origin)) {
+            LOG.info("refused a socket of workspace '" + ws + "' from origin " + origin.get() + " (not in ws.allowed-origins)");
+            throw HyphaException.forbidden("origin " + origin.get() + " is not in ws.allowed-origins");
+        }
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
         // the same refusals as the upgrade itself, so the answer names the real reason
@@ -128,6 +135,16 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
+
+    /**
+     * True when a socket may be opened from a page of {@code origin} ({@code ws.allowed-origins}; an
+     * empty list allows any, and a request without {@code Origin}, which no browser sends, is no page's).
+     */
+    boolean originAllowed(Optional<String> origin) {
+        return origins.none() || origin.isEmpty() || origins.allows(origin.get());
+    }
+
+    private final io.hyphamesh.runtime.http.Origins origins;
 
     private void refuseWhenClosing() {
         if (closing) {

@@ -53,8 +53,8 @@ public final class WsUpgrade implements Http1Upgrader {
             return null;
         }
         Optional<String> accept = acceptKey(headers);
-        if (accept.isEmpty() || !version13(headers)) {
-            return null;
+        if (accept.isEmpty() || !version13(headers) || !transport.originAllowed(headers.first(HeaderNames.ORIGIN))) {
+            return null; // the route answers why (400, or 403 for an origin not allowed)
         }
         SocketListener listener = new SocketListener(transport);
         try {
