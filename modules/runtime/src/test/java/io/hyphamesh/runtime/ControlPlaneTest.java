@@ -75,6 +75,20 @@ class ControlPlaneTest {
         String tampered = token.substring(0, at) + (c == 'A' ? 'B' : 'A') + token.substring(at + 1);
         TestServer.Response t = server.get("/v1/workspaces/" + ws + "/objects", tampered);
         assertEquals(401, t.status(), t.body());
+        // the last character changed to one that differs only in the unused low bits: it decodes to
+        // the same signature, and must still be refused (non-canonical base64url)
+        String sig = token.substring(token.lastIndexOf('.') + 1);
+        int spare = (6 * sig.length()) % 8; // bits of the last character that carry nothing
+        if (spare > 0) {
+            String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+            int last = alphabet.indexOf(sig.charAt(sig.length() - 1));
+            String sameBytes = token.substring(0, token.length() - 1) + alphabet.charAt(last ^ 1);
+            assertEquals(java.util.Arrays.toString(java.util.Base64.getUrlDecoder().decode(sig)),
+                    java.util.Arrays.toString(java.util.Base64.getUrlDecoder().decode(sameBytes.substring(sameBytes.lastIndexOf('.') + 1))),
+                    "the changed token decodes to the same bytes");
+            TestServer.Response lowBits = server.get("/v1/workspaces/" + ws + "/objects", sameBytes);
+            assertEquals(401, lowBits.status(), lowBits.body());
+        }
         // a payload edited to claim admin keeps the old signature: refused
         String[] parts = token.split("\\.");
         String payload = new String(java.util.Base64.getUrlDecoder().decode(parts[1]));

@@ -175,6 +175,34 @@ public final class TokenService {
     }
 
     /**
+     * True when {@code token} is three segments of canonical unpadded base64url (RFC 7515 2, RFC 4648
+     * 3.5): a decoder ignores the unused low bits of a segment's last character, so {@code …w} and
+     * {@code …x} decode alike and a changed token would otherwise verify as the minted one.
+     */
+    static boolean canonicalSegments(String token) {
+        String[] parts = token.split("\\.", -1);
+        if (parts.length != 3) {
+            return false;
+        }
+        Base64.Decoder dec = Base64.getUrlDecoder();
+        Base64.Encoder enc = Base64.getUrlEncoder().withoutPadding();
+        for (String part : parts) {
+            if (part.isEmpty() || !part.chars().allMatch(c -> (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+                    || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+                return false;
+            }
+            try {
+                if (!enc.encodeToString(dec.decode(part)).equals(part)) {
+                    return false;
+                }
+            } catch (IllegalArgumentException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * Verifies a bearer token: the root token, or a JWT with a valid signature, issuer and expiry.
      * Revocation and workspace existence are checked by the caller.
      *
@@ -186,6 +214,9 @@ public final class TokenService {
         }
         if (isRoot(token)) {
             return Principal.rootPrincipal();
+        }
+        if (!canonicalSegments(token)) {
+            throw HyphaException.unauthorized("malformed token (each of its three segments must be canonical base64url)");
         }
         SignedJwt signed;
         try {
