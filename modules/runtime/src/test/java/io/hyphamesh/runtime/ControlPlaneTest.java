@@ -61,6 +61,21 @@ class ControlPlaneTest {
         assertEquals("too_large", r.code());
     }
 
+    /** API.md's check order: a route with a JSON body checks the tier before it reads the body. */
+    @Test
+    void theTierIsCheckedBeforeTheBody() {
+        String ws = server.newWorkspace();
+        String read = server.token(ws, "read", "reader");
+        for (String body : java.util.List.of("not json", "{\"permission\":\"admin\",\"bogus\":1}", "{")) {
+            TestServer.Response mint = server.post("/v1/workspaces/" + ws + "/tokens", read, body);
+            assertEquals(403, mint.status(), body + " -> " + mint.body());
+            TestServer.Response create = server.post("/v1/workspaces", read, body);
+            assertEquals(403, create.status(), body + " -> " + create.body());
+        }
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT, "not json").status(),
+                "the body is checked once the tier allows the route");
+    }
+
     @Test
     void missingTamperedExpiredAndForeignTokensAreRefused() {
         String ws = server.newWorkspace();
