@@ -107,7 +107,7 @@ public final class HyphaConfig {
 
     /** {@code HYPHA_*} variables that are not settings but are read by the launcher or by {@link #load}. */
     private static final java.util.Set<String> OTHER_ENV = java.util.Set.of("HYPHA_CONFIG", "HYPHA_JAVA_OPTS",
-            "HYPHA_BENCH_JAVA_OPTS", "HYPHA_AOT", "HYPHA_AOT_CACHE", "HYPHA_TEST_THREADS");
+            "HYPHA_BENCH_JAVA_OPTS", "HYPHA_AOT", "HYPHA_AOT_CACHE", "HYPHA_TEST_THREADS", "HYPHA_ZK_LIB");
 
     private final Map<String, String> values;
     private final List<String> warnings;

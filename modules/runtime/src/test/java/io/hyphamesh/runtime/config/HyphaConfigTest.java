@@ -58,6 +58,8 @@ class HyphaConfigTest {
                 c.warnings().toString());
         assertTrue(c.warnings().stream().noneMatch(w -> w.contains("\n")));
         assertEquals(java.util.List.of(), HyphaConfig.load(new String[0], Map.of("HYPHA_PORT", "1")).warnings());
+        // scripts/zookeeper.sh exports it for the cluster's servers: no warning for it
+        assertEquals(java.util.List.of(), HyphaConfig.load(new String[0], Map.of("HYPHA_ZK_LIB", "/usr/share/java")).warnings());
     }
 
     @Test
