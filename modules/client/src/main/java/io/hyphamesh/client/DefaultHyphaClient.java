@@ -52,6 +52,16 @@ final class DefaultHyphaClient implements HyphaClient {
     private final HttpClient http;
     private final Connector connector;
     private final PendingTable pending = new PendingTable();
+    /** The server's max_in_flight, kept on this side: requests past it wait here, in order. */
+    private final InFlightWindow window = new InFlightWindow(this::sendAdmitted);
+
+    private void sendAdmitted(PendingTable.Entry e) {
+        Link l = connector.current();
+        if (l != null && e.markSent(l)) {
+            l.send(e.frame());
+        }
+        // no live socket: the next one's restore sends it (PendingTable.unsentOn)
+    }
     private final Map<Long, SubscriptionBase> subsByServerId = new ConcurrentHashMap<>();
     private final List<SubscriptionBase> subs = new CopyOnWriteArrayList<>();
     private final Events events = new Events();
@@ -312,6 +322,21 @@ final class DefaultHyphaClient implements HyphaClient {
                     + " was not sent"));
         }
         PendingTable.Entry e = pending.add(frame, timeout, onReply);
+        Link.Hello h = connector.hello();
+        if (h != null) {
+            int bytes = e.frame().length() * 3 <= h.maxFrameBytes() ? e.frame().length()
+                    : e.frame().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > h.maxFrameBytes()) {
+                // the server would skip it unread: refuse it here, at once, and send nothing
+                pending.take(e.id());
+                return CompletableFuture.failedFuture(HyphaException.tooLarge(frame.op().wire() + " request of " + bytes
+                        + " bytes is larger than the server's max_frame_bytes (" + h.maxFrameBytes() + "); nothing was sent"));
+            }
+            window.limit(h.maxInFlight());
+        }
+        if (!window.admit(e)) {
+            return e.future(); // waits for a slot of the server's max_in_flight (InFlightWindow), or was refused
+        }
         if (l != null && e.markSent(l)) {
             l.send(e.frame());
         }

@@ -69,10 +69,12 @@ final class Link {
     }
 
     /** The server's hello: who we are and its limits. */
-    record Hello(String workspace, String client, String permission, long heartbeatMillis, int maxFrameBytes) {
+    record Hello(String workspace, String client, String permission, long heartbeatMillis, int maxFrameBytes,
+                 int maxInFlight) {
         static Hello of(JsonObject hello) {
             long hb = 5000;
             int maxFrame = 1 << 20;
+            int inFlight = 1024;
             if (hello.get("limits") instanceof JsonObject limits) {
                 if (limits.get("heartbeat_ms") instanceof JsonNumber n) {
                     hb = n.longValue();
@@ -80,9 +82,12 @@ final class Link {
                 if (limits.get("max_frame_bytes") instanceof JsonNumber n) {
                     maxFrame = (int) Math.min(Integer.MAX_VALUE, n.longValue());
                 }
+                if (limits.get("max_in_flight") instanceof JsonNumber n) {
+                    inFlight = (int) Math.max(1, Math.min(Integer.MAX_VALUE, n.longValue()));
+                }
             }
             return new Hello(hello.getString("workspace"), hello.getString("client"), hello.getString("permission"),
-                    hb, maxFrame);
+                    hb, maxFrame, inFlight);
         }
     }
 

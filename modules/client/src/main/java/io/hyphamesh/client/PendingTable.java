@@ -33,6 +33,10 @@ final class PendingTable {
         private final long deadlineNanos;
         private final CompletableFuture<String> future = new CompletableFuture<>();
         private Object sentOn;
+        /** Waiting in the client's in-flight window ({@link InFlightWindow}): not to be sent yet. */
+        volatile boolean queued;
+        /** Counts against the in-flight window until its future completes. */
+        volatile boolean admitted;
 
         private Entry(long id, String frame, String op, boolean resendable, Consumer<String> onReply, Duration timeout) {
             this.id = id;
@@ -125,7 +129,7 @@ final class PendingTable {
     List<Entry> unsentOn(Object link) {
         List<Entry> out = new ArrayList<>();
         for (Entry e : entries.values()) {
-            if (e.markSent(link)) {
+            if (!e.queued && e.markSent(link)) {
                 out.add(e);
             }
         }

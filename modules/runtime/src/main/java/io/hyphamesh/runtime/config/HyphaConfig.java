@@ -62,7 +62,7 @@ public final class HyphaConfig {
             new Setting("objects.list-limit", "1000", "largest page of GET /v1/workspaces/{ws}/objects (and its default)"),
             new Setting("http.max-body-bytes", "65536", "largest control-plane request body"),
             new Setting("http.receive-buffer-bytes", "262144", "TCP receive buffer of every accepted socket (SO_RCVBUF; the kernel may cap it at net.core.rmem_max)"),
-            new Setting("ws.max-frame-bytes", "1048576", "largest WebSocket message a client may send"),
+            new Setting("ws.max-frame-bytes", "1114112", "largest WebSocket message a client may send (1 MiB + 64 KiB: an entry or Doc of exactly 1 MiB with its envelope)"),
             new Setting("ws.max-in-flight", "1024", "requests one socket may have unanswered"),
             new Setting("ws.max-sockets-per-workspace", "100000", "concurrent sockets one workspace accepts"),
             new Setting("ws.outbound-queue", "16384", "frames queued to one socket before it is a slow consumer and is closed"),

@@ -243,7 +243,14 @@ final class Connection implements Session {
             fragments = null;
         }
         if (text.length() > max || (text.length() * 3L > max && text.getBytes(StandardCharsets.UTF_8).length > max)) {
-            sendError(HyphaException.tooLarge("message is larger than " + max + " bytes"));
+            byte[] first = text.substring(0, Math.min(text.length(), WsSocket.HEAD_BYTES)).getBytes(StandardCharsets.UTF_8);
+            long id = RequestIds.leading(first, Math.min(first.length, WsSocket.HEAD_BYTES));
+            HyphaException e = HyphaException.tooLarge("message is larger than " + max + " bytes");
+            if (id >= 0) {
+                sendError(id, e);
+            } else {
+                sendError(e);
+            }
             return;
         }
         long start = System.nanoTime();
@@ -414,6 +421,11 @@ final class Connection implements Session {
     /** An error for input without a usable request id ({@code "re": null}). */
     void sendError(HyphaException e) {
         send(Frames.error(e));
+    }
+
+    /** The error answer to request {@code id} (one the socket never took in, as an oversize message). */
+    void sendError(long id, HyphaException e) {
+        send(Frames.error(id, e));
     }
 
     // ---------------------------------------------------------------- periodic

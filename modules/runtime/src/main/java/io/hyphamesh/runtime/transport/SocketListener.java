@@ -84,9 +84,14 @@ final class SocketListener implements WsListener {
     }
 
     /** A text message over {@code ws.max-frame-bytes}: skipped unread, answered, the socket stays open. */
-    void onTooLarge(long bytes) {
+    void onTooLarge(long bytes, long id) {
         if (connection != null && connection.isOpen()) {
-            connection.sendError(HyphaException.tooLarge("message is larger than " + transport.maxFrameBytes() + " bytes"));
+            HyphaException e = HyphaException.tooLarge("message is larger than " + transport.maxFrameBytes() + " bytes");
+            if (id >= 0) {
+                connection.sendError(id, e);
+            } else {
+                connection.sendError(e);
+            }
         }
     }
 

@@ -79,7 +79,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.host = host;
         this.control = control;
         this.metrics = metrics;
-        this.maxFrameBytes = config.intValue("ws.max-frame-bytes");
+        this.maxFrameBytes = effectiveFrameBytes(config);
         this.origins = io.hyphamesh.runtime.http.Origins.parse("ws.allowed-origins", config.string("ws.allowed-origins"));
         this.maxInFlight = config.intValue("ws.max-in-flight");
         this.maxSocketsPerWorkspace = config.intValue("ws.max-sockets-per-workspace");
@@ -368,6 +368,32 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     /** The open socket with this session id, if any (tests look at its clean-up). */
     Connection connection(long sessionId) {
         return connections.get(sessionId);
+    }
+
+    /**
+     * Room a request's envelope ({@code id}, {@code to}, {@code op}, field names, {@code producer} and
+     * {@code pseq}) may take beside its largest allowed value: with it, a Log entry of exactly
+     * {@code log.max-entry-bytes} or a Doc of exactly {@code doc.max-bytes} can be sent.
+     */
+    static final int ENVELOPE_BYTES = 64 * 1024;
+
+    /**
+     * The largest message a socket takes: {@code ws.max-frame-bytes}, whose default (1 MiB + 64 KiB)
+     * holds a Log entry of exactly {@code log.max-entry-bytes} or a Doc of exactly {@code doc.max-bytes}
+     * (both 1 MiB) with its envelope. A frame limit set below the largest value limit plus
+     * {@link #ENVELOPE_BYTES} is kept, as the operator chose, and said at start in one line: the
+     * values it cuts off can then not be sent whole.
+     */
+    static int effectiveFrameBytes(HyphaConfig config) {
+        long largestValue = Math.max(config.intValue("log.max-entry-bytes"),
+                Math.max(config.intValue("doc.max-bytes"), config.intValue("presence.max-meta-bytes")));
+        int configured = config.intValue("ws.max-frame-bytes");
+        if (configured < largestValue + ENVELOPE_BYTES) {
+            LOG.warning("ws.max-frame-bytes (" + configured + ") is below the largest value limit (" + largestValue
+                    + " bytes, log.max-entry-bytes / doc.max-bytes / presence.max-meta-bytes) plus "
+                    + ENVELOPE_BYTES + " bytes of envelope: values near that limit cannot be sent");
+        }
+        return configured;
     }
 
     int maxFrameBytes() {

@@ -73,6 +73,10 @@ final class WsSocket implements ServerConnection, WsSession {
     private byte[] message = new byte[0];
     private int messageLength;
     private long skippedBytes;
+    /** The first bytes of a message being skipped, where a request's {@code id} usually is. */
+    private final byte[] head = new byte[HEAD_BYTES];
+    private int headLength;
+    static final int HEAD_BYTES = 256;
     private final Utf8 utf8 = new Utf8();
 
     /** A frame the peer must not send: the socket is failed with {@code code}. */
@@ -201,6 +205,10 @@ final class WsSocket implements ServerConnection, WsSession {
             messageLength = need;
         } else {
             // binary messages are refused whole and oversize ones are counted, never buffered
+            if (text && skippedBytes == 0) {
+                headLength = Math.min(messageLength, HEAD_BYTES); // kept fragments: their first bytes
+                System.arraycopy(message, 0, head, 0, headLength);
+            }
             skippedBytes += messageLength + length;
             messageLength = 0;
             if (text) {
@@ -209,6 +217,11 @@ final class WsSocket implements ServerConnection, WsSession {
                     int n = (int) Math.min(length - done, scratch.length);
                     readMasked(scratch, 0, n, mask, (int) (done & 3));
                     utf8.feed(scratch, 0, n);
+                    if (headLength < HEAD_BYTES) {
+                        int take = Math.min(n, HEAD_BYTES - headLength);
+                        System.arraycopy(scratch, 0, head, headLength, take);
+                        headLength += take;
+                    }
                     done += n;
                 }
             } else {
@@ -288,7 +301,9 @@ final class WsSocket implements ServerConnection, WsSession {
             messageLength = 0;
             listener.onMessage(this, BufferData.empty(), true);
         } else if (skipped > 0) {
-            listener.onTooLarge(skipped);
+            long id = RequestIds.leading(head, headLength);
+            headLength = 0;
+            listener.onTooLarge(skipped, id);
         } else {
             String text = new String(message, 0, messageLength, StandardCharsets.UTF_8); // validated as it came
             messageLength = 0;
