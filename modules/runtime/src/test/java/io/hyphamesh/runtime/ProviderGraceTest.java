@@ -65,7 +65,7 @@ class ProviderGraceTest {
 
     @Test
     void aCallToAnAwayServiceFailsUnavailableWhenNoProviderComesBackThenNotFoundAfterTheGrace() throws Exception {
-        try (TestServer server = TestServer.start(Map.of("rpc.provider-grace", "2s"))) {
+        try (TestServer server = TestServer.start(Map.of("rpc.provider-grace", "6s"))) {
             String ws = server.newWorkspace();
             try (HyphaClient consumer = server.client(ws, "read", "consumer")) {
                 registerThenDrop(server, ws, "prov", "");
