@@ -67,6 +67,13 @@ class ExamplesTest {
     }
 
     @Test
+    void presenceTellsJoinUpdateAndLeave() {
+        assertEquals(List.of("alice is present: {\"status\":\"online\"}", "join alice {\"status\":\"online\"}",
+                "update alice {\"status\":\"away\"}", "leave alice {\"status\":\"away\"}"),
+                run("PresenceExample").lines());
+    }
+
+    @Test
     void aModularAppRegistersAServiceWithoutExportsOrOpens() {
         assertEquals(List.of("hello ann", "2", "\"hi\""), run("Rpc").lines());
     }

@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param etag         the entity tag without quotes: the hex MD5 of the bytes for a single put,
  *                     {@code <hex md5 of the part md5s>-<part count>} for a multipart upload
  * @param contentType  the stored content type; empty in listings of providers that do not carry it (S3)
- * @param lastModified when it was last written
+ * @param lastModified when it was last written, to the millisecond (the same instant from
+ *                     {@link Artifacts#put}, {@link Artifacts#head} and {@link Artifacts#list})
  */
 public record ArtifactInfo(String path, long size, String etag, Optional<String> contentType, Instant lastModified) {
 

@@ -6,8 +6,11 @@ import java.util.Optional;
 
 /**
  * The artifacts (blobs) of the client's workspace, over HTTP with the client's token. Paths are
- * relative and {@code /}-separated ({@code reports/2024/q3.pdf}); the server refuses {@code ..},
- * empty segments, backslashes and control characters with {@code bad_request}.
+ * relative and {@code /}-separated ({@code reports/2024/q3.pdf}); a path (or listing prefix) the
+ * server's path rule refuses ({@code .} or {@code ..} segments, empty segments, a leading or
+ * trailing {@code /}, backslashes, control characters, not NFC, too long) is refused by the client
+ * itself with {@code bad_request} naming the rule, and nothing is sent (a {@code ..} in a URL would
+ * be resolved away on its way out and reach another route).
  *
  * <p>The <em>binding plane</em> ({@link #put}, {@link #get}, {@link #head}, {@link #list},
  * {@link #delete}) streams bytes through the server. {@link #upload} uses the <em>direct

@@ -129,10 +129,10 @@ final class DefaultHyphaClient implements HyphaClient {
         // server may or may not have applied it (an abrupt end tells nothing at all)
         pending.lost(l, new HyphaException(ErrorCode.UNAVAILABLE, why + "; outcome unknown"), forGood);
         if (forGood) {
-            LOG.info("socket closed for good: " + why);
-            if (closedBecause != null) {
-                events.error(new ClientError("connection", new HyphaException(closedBecause, why)));
-            }
+            // told to the onError listeners, and logged (a warning) only when there is none
+            // (CLIENT.md "Errors"): an application that listens must not find it on stderr too
+            events.error(new ClientError("connection", new HyphaException(
+                    closedBecause != null ? closedBecause : ErrorCode.UNAVAILABLE, "socket closed for good: " + why)));
             shutdown(true);
             return;
         }

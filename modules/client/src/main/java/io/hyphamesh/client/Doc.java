@@ -161,6 +161,29 @@ public interface Doc {
     Increment incr(String path, BigDecimal delta, BigDecimal floor, Duration timeout);
 
     /**
+     * The conditional debit with whole numbers: adds {@code delta} unless the result would be below
+     * {@code floor}; see {@link #incr(String, BigDecimal, BigDecimal)}.
+     *
+     * @param path  a JSON Pointer
+     * @param delta what to add, usually negative
+     * @param floor the smallest result allowed
+     * @return the new number and version
+     * @throws io.hyphamesh.api.HyphaException {@code floor}, with the current value and version in its details
+     */
+    Increment incr(String path, long delta, long floor);
+
+    /**
+     * The conditional debit with whole numbers; see {@link #incr(String, BigDecimal, BigDecimal)}.
+     *
+     * @param path    a JSON Pointer
+     * @param delta   what to add
+     * @param floor   the smallest result allowed
+     * @param timeout how long to wait
+     * @return the new number and version
+     */
+    Increment incr(String path, long delta, long floor, Duration timeout);
+
+    /**
      * Increments without blocking.
      *
      * @param path  a JSON Pointer

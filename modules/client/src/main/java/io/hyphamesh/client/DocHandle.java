@@ -128,6 +128,16 @@ final class DocHandle implements Doc {
     }
 
     @Override
+    public Increment incr(String path, long delta, long floor) {
+        return incr(path, BigDecimal.valueOf(delta), BigDecimal.valueOf(floor), dflt());
+    }
+
+    @Override
+    public Increment incr(String path, long delta, long floor, Duration timeout) {
+        return incr(path, BigDecimal.valueOf(delta), BigDecimal.valueOf(floor), timeout);
+    }
+
+    @Override
     public CompletableFuture<Increment> incrAsync(String path, BigDecimal delta) {
         return incrRequest(path, delta, null, dflt());
     }

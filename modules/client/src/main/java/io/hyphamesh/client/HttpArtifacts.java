@@ -28,6 +28,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -37,6 +38,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.hyphamesh.api.ArtifactPathRule;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import jakarta.json.JsonArrayBuilder;
@@ -88,6 +90,7 @@ final class HttpArtifacts implements Artifacts {
      */
     @Override
     public ArtifactInfo put(String path, InputStream body, long length, String contentType) {
+        checkPath(path);
         boolean rewinds = body.markSupported();
         if (rewinds) {
             body.mark(Integer.MAX_VALUE);
@@ -190,6 +193,7 @@ final class HttpArtifacts implements Artifacts {
 
     @Override
     public ArtifactInfo put(String path, Path file) {
+        checkPath(path);
         String type = "application/octet-stream";
         try {
             String probed = Files.probeContentType(file);
@@ -213,6 +217,7 @@ final class HttpArtifacts implements Artifacts {
      */
     @Override
     public InputStream get(String path) {
+        checkPath(path);
         URI at = files(path);
         int timeout = (int) Math.min(Integer.MAX_VALUE, client.defaultTimeout().toMillis());
         for (int hop = 0; ; hop++) {
@@ -258,6 +263,7 @@ final class HttpArtifacts implements Artifacts {
 
     @Override
     public Optional<ArtifactInfo> head(String path) {
+        checkPath(path);
         Answer res = call("HEAD", files(path), null, client.defaultTimeout());
         if (res.status() == 404) {
             return Optional.empty();
@@ -266,7 +272,10 @@ final class HttpArtifacts implements Artifacts {
             ErrorCode code = res.header("Hypha-Error-Code").flatMap(ErrorCode::ofWire).orElse(codeOf(res.status()));
             throw new HyphaException(code, "HEAD " + path + " answered " + res.status());
         }
-        Instant modified = res.header("Last-Modified").map(HttpArtifacts::httpDate).orElse(Instant.EPOCH);
+        // Hypha-Last-Modified has the milliseconds put() and list() give; Last-Modified (an HTTP
+        // date) only whole seconds, and is what an older server sends
+        Instant modified = res.header("Hypha-Last-Modified").flatMap(HttpArtifacts::instant)
+                .or(() -> res.header("Last-Modified").map(HttpArtifacts::httpDate)).orElse(Instant.EPOCH);
         long length = res.header("Content-Length").map(v -> {
             try {
                 return Long.parseLong(v.trim());
@@ -280,6 +289,7 @@ final class HttpArtifacts implements Artifacts {
 
     @Override
     public ArtifactPage list(String prefix, String cursor, int limit) {
+        checkPrefix(prefix);
         StringBuilder q = new StringBuilder("?limit=").append(limit);
         if (!prefix.isEmpty()) {
             q.append("&prefix=").append(encode(prefix, false));
@@ -297,6 +307,7 @@ final class HttpArtifacts implements Artifacts {
 
     @Override
     public boolean delete(String path) {
+        checkPath(path);
         Answer res = call("DELETE", files(path), null, client.defaultTimeout());
         if (res.status() == 204) {
             return true;
@@ -311,10 +322,40 @@ final class HttpArtifacts implements Artifacts {
 
     @Override
     public ArtifactInfo upload(String path, Path file, UploadOptions options) {
+        checkPath(path);
         return new MultipartUpload(this, client, http).upload(path, file, options);
     }
 
     // ------------------------------------------------------------------ plumbing
+
+    /**
+     * Refuses a path the server would refuse, before anything is sent: the server's rule
+     * ({@link ArtifactPathRule}, docs/API.md "Paths"). Without it a literal {@code .} or {@code ..}
+     * segment is resolved away by URL normalization on its way out, and {@code a/../b} reached
+     * {@code b} or no route at all ({@code not_found: no such route}) instead of being refused.
+     */
+    static void checkPath(String path) {
+        try {
+            ArtifactPathRule.normalize(Objects.requireNonNull(path, "path"));
+        } catch (HyphaException e) {
+            throw refused(e);
+        }
+    }
+
+    /** Refuses a listing prefix the server would refuse, before anything is sent; see {@link #checkPath}. */
+    static void checkPrefix(String prefix) {
+        try {
+            ArtifactPathRule.normalizePrefix(Objects.requireNonNull(prefix, "prefix"));
+        } catch (HyphaException e) {
+            throw refused(e);
+        }
+    }
+
+    private static HyphaException refused(HyphaException e) {
+        return new HyphaException(ErrorCode.BAD_REQUEST, e.getMessage()
+                + " (the artifact path rule, docs/API.md \"Paths\"; nothing was sent)", e);
+    }
+
 
     URI files(String path) {
         return URI.create(base() + "/files/" + encode(path, true));
@@ -485,6 +526,14 @@ final class HttpArtifacts implements Artifacts {
             t = t.substring(1, t.length() - 1);
         }
         return t.toLowerCase(Locale.ROOT);
+    }
+
+    private static Optional<Instant> instant(String text) {
+        try {
+            return Optional.of(Instant.parse(text.trim()));
+        } catch (DateTimeParseException e) {
+            return Optional.empty();
+        }
     }
 
     private static Instant httpDate(String text) {

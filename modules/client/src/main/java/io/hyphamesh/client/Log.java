@@ -105,7 +105,8 @@ public interface Log {
     CompletableFuture<Long> appendAsync(JsonValue body, String producer, long pseq, Duration timeout);
 
     /**
-     * Appends entries atomically, with consecutive sequences.
+     * Appends entries atomically, with consecutive sequences. Answers the first only;
+     * {@link #appendAllRange(List)} answers the first and the last.
      *
      * @param bodies the entries (at most the server's {@code log.max-batch})
      * @return the first entry's sequence
@@ -159,6 +160,65 @@ public interface Log {
      * @return the first entry's sequence
      */
     long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout);
+
+    /**
+     * Appends entries atomically, with consecutive sequences, like {@link #appendAll(List)}, and
+     * answers the whole range they got: {@code first} and {@code last} (the server's answer carries
+     * both; {@link #appendAll(List)} keeps only the first).
+     *
+     * @param bodies the entries (at most the server's {@code log.max-batch})
+     * @return the first and last sequence of the batch
+     */
+    Appended appendAllRange(List<? extends JsonValue> bodies);
+
+    /**
+     * Appends entries atomically; see {@link #appendAllRange(List)}.
+     *
+     * @param bodies  the entries
+     * @param timeout how long to wait
+     * @return the first and last sequence of the batch
+     */
+    Appended appendAllRange(List<? extends JsonValue> bodies, Duration timeout);
+
+    /**
+     * Appends entries atomically without blocking; see {@link #appendAllRange(List)}.
+     *
+     * @param bodies the entries
+     * @return completes with the first and last sequence of the batch
+     */
+    CompletableFuture<Appended> appendAllRangeAsync(List<? extends JsonValue> bodies);
+
+    /**
+     * Appends entries atomically without blocking; see {@link #appendAllRange(List)}.
+     *
+     * @param bodies  the entries
+     * @param timeout how long to wait
+     * @return completes with the first and last sequence of the batch
+     */
+    CompletableFuture<Appended> appendAllRangeAsync(List<? extends JsonValue> bodies, Duration timeout);
+
+    /**
+     * Idempotent batch append answering the whole range; see
+     * {@link #appendAll(List, String, long)}. A retry answers the range the batch got the first
+     * time, with {@link Appended#duplicate()} true.
+     *
+     * @param bodies   the entries
+     * @param producer a name for the writer
+     * @param pseq     the writer's sequence number of this batch
+     * @return the first and last sequence of the batch
+     */
+    Appended appendAllRange(List<? extends JsonValue> bodies, String producer, long pseq);
+
+    /**
+     * Idempotent batch append answering the whole range; see {@link #appendAllRange(List, String, long)}.
+     *
+     * @param bodies   the entries
+     * @param producer a name for the writer
+     * @param pseq     the writer's sequence number of this batch
+     * @param timeout  how long to wait
+     * @return the first and last sequence of the batch
+     */
+    Appended appendAllRange(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout);
 
     /**
      * Reads up to {@code limit} entries from {@code fromSeq} forwards.

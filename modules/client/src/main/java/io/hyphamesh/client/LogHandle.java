@@ -119,6 +119,45 @@ final class LogHandle implements Log {
         return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::seq));
     }
 
+    @Override
+    public Appended appendAllRange(List<? extends JsonValue> bodies) {
+        return appendAllRange(bodies, dflt());
+    }
+
+    @Override
+    public Appended appendAllRange(List<? extends JsonValue> bodies, Duration timeout) {
+        return DefaultHyphaClient.await(appendAllRangeAsync(bodies, timeout));
+    }
+
+    @Override
+    public CompletableFuture<Appended> appendAllRangeAsync(List<? extends JsonValue> bodies) {
+        return appendAllRangeAsync(bodies, dflt());
+    }
+
+    @Override
+    public CompletableFuture<Appended> appendAllRangeAsync(List<? extends JsonValue> bodies, Duration timeout) {
+        return client.requestRaw(op(Op.APPEND_ALL).values("bodies", bodies), timeout, null).thenApply(LogHandle::range);
+    }
+
+    @Override
+    public Appended appendAllRange(List<? extends JsonValue> bodies, String producer, long pseq) {
+        return appendAllRange(bodies, producer, pseq, dflt());
+    }
+
+    @Override
+    public Appended appendAllRange(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
+        Names.check("producer", producer);
+        OutFrame f = op(Op.APPEND_ALL).values("bodies", bodies).string("producer", producer).number("pseq", pseq);
+        return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::range));
+    }
+
+    /** An {@code append_all} answer: {@code last} is left out for a batch of one (PROTOCOL.md). */
+    private static Appended range(String ok) {
+        Frame f = Frame.parse(ok);
+        long first = f.longValue("seq");
+        return new Appended(first, f.longValue("last", first), f.bool("duplicate", false));
+    }
+
     private static long seq(String ok) {
         return Frame.parse(ok).longValue("seq");
     }

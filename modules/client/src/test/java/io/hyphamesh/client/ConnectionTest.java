@@ -19,6 +19,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.client.testing.StandInServer;
@@ -342,6 +345,87 @@ class ConnectionTest {
             List<String> ops = new ArrayList<>();
             responder.requests.forEach(f -> ops.add(f.string("op", "")));
             assertEquals(2, ops.stream().filter("subscribe"::equals).count(), "refused for good: not tried again " + ops);
+        }
+    }
+    /** Keeps what the client logs (its JUL loggers, under {@code io.hyphamesh.client}) while it is open. */
+    private static final class Captured extends Handler implements AutoCloseable {
+        final List<LogRecord> records = new CopyOnWriteArrayList<>();
+        private final Logger logger = Logger.getLogger("io.hyphamesh.client");
+
+        Captured() {
+            logger.addHandler(this);
+        }
+
+        @Override
+        public void publish(LogRecord r) {
+            records.add(r);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            logger.removeHandler(this);
+        }
+
+        /** The records saying a socket to {@code server} closed for good (other tests' clients log too). */
+        List<String> about(StandInServer server) {
+            List<String> out = new ArrayList<>();
+            String at = "127.0.0.1:" + server.port();
+            for (LogRecord r : records) {
+                if (r.getMessage() != null && r.getMessage().contains(at) && r.getMessage().contains("closed for good")) {
+                    out.add(r.getLevel() + " " + r.getMessage());
+                }
+            }
+            return out;
+        }
+    }
+
+    @Test
+    void aSocketClosedForGoodGoesToTheErrorListenerAndIsNotLoggedWhenThereIsOne() throws Exception {
+        List<StandInServer.Peer> peers = new CopyOnWriteArrayList<>();
+        try (Captured log = new Captured(); StandInServer s = StandInServer.start(p -> {
+            peers.add(p);
+            p.hello(WS, "c");
+            new Responder().serve(p);
+        }); HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast())) {
+            List<ClientError> errors = new CopyOnWriteArrayList<>();
+            c.onError(errors::add);
+            peers.get(0).close(4001, "token expired");
+            Awaitility.await("closed").atMost(T).until(() -> c.state() == ConnectionState.CLOSED);
+            Awaitility.await("told").atMost(T).until(() -> !errors.isEmpty());
+            assertEquals(List.of(), log.about(s), "a listener was registered: nothing logged");
+            assertEquals("connection", errors.get(0).what());
+            assertEquals(ErrorCode.UNAUTHORIZED, errors.get(0).error().code());
+            assertTrue(errors.get(0).error().getMessage().contains("closed for good"), errors.get(0).error().getMessage());
+        }
+    }
+
+    @Test
+    void aSocketClosedForGoodWithoutReconnectIsToldTooAndLoggedOnlyWithoutAListener() throws Exception {
+        List<StandInServer.Peer> peers = new CopyOnWriteArrayList<>();
+        ClientOptions once = ClientOptions.builder().reconnect(false).requestTimeout(T).build();
+        try (Captured log = new Captured(); StandInServer s = StandInServer.start(p -> {
+            peers.add(p);
+            p.hello(WS, "c");
+            new Responder().serve(p);
+        })) {
+            try (HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", once)) {
+                List<ClientError> errors = new CopyOnWriteArrayList<>();
+                c.onError(errors::add);
+                peers.get(0).close(1001, "restart");
+                Awaitility.await("told").atMost(T).until(() -> !errors.isEmpty());
+                assertEquals(ErrorCode.UNAVAILABLE, errors.get(0).error().code());
+                assertEquals(List.of(), log.about(s), "a listener was registered: nothing logged");
+            }
+            try (HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", once)) {
+                peers.get(1).close(1001, "restart");
+                Awaitility.await("closed").atMost(T).until(() -> c.state() == ConnectionState.CLOSED);
+                Awaitility.await("logged").atMost(T).until(() -> !log.about(s).isEmpty());
+                assertTrue(log.about(s).get(0).startsWith("WARNING connection: socket closed for good"), log.about(s).toString());
+            }
         }
     }
 }

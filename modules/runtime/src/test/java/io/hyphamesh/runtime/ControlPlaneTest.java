@@ -204,6 +204,26 @@ class ControlPlaneTest {
         assertEquals(0, stated.getNano(), "whole seconds, like the JWT");
     }
 
+    /** API.md "Tokens and permissions" lists every claim of a minted token (it once left out {@code upn}). */
+    @Test
+    void aMintedTokenCarriesExactlyTheClaimsApiMdLists() throws Exception {
+        String ws = server.newWorkspace();
+        TestServer.Response r = server.post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,
+                "{\"permission\":\"read\",\"ttl_seconds\":60,\"client_id\":\"c\"}");
+        String payload = new String(java.util.Base64.getUrlDecoder().decode(r.json().getString("token").split("\\.")[1]));
+        jakarta.json.JsonObject claims = jakarta.json.Json.createReader(new java.io.StringReader(payload)).readObject();
+        String doc = java.nio.file.Files.readString(java.nio.file.Path.of("..", "..", "docs", "API.md"));
+        String table = doc.substring(doc.indexOf("| claim | value |"));
+        table = table.substring(0, table.indexOf("\n\n"));
+        java.util.Set<String> documented = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\| `([a-z]+)` \\|").matcher(table);
+        while (m.find()) {
+            documented.add(m.group(1));
+        }
+        assertEquals(documented, new java.util.TreeSet<>(claims.keySet()), payload);
+        assertEquals(claims.getString("sub"), claims.getString("upn"), "upn is the client id, as API.md says");
+    }
+
     @Test
     void anOnlineBackupIsADataDirectoryOfItsOwn() throws Exception {
         String ws = server.newWorkspace();

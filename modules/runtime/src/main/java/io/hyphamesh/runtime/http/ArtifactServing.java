@@ -30,6 +30,8 @@ final class ArtifactServing {
     private static final Logger LOG = Logger.getLogger(ArtifactServing.class.getName());
     static final String DEFAULT_TYPE = "application/octet-stream";
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
+    /** The blob's last modification as an ISO-8601 instant with its milliseconds (as in the JSON answers). */
+    static final String LAST_MODIFIED_EXACT = "Hypha-Last-Modified";
 
     /** Opens the blob, whole or one range of it. */
     @FunctionalInterface
@@ -150,6 +152,9 @@ final class ArtifactServing {
         res.header(HeaderNames.ETAG, quote(info.etag()));
         res.header(HeaderNames.ACCEPT_RANGES, "bytes");
         res.header(HeaderNames.LAST_MODIFIED, HTTP_DATE.format(info.lastModified()));
+        // an HTTP date has whole seconds; the JSON answers (put, list) carry milliseconds, and a
+        // client's HEAD must be able to give the same instant as its put
+        res.header(LAST_MODIFIED_EXACT, info.lastModified().toString());
     }
 
     /** HEAD answers carry no body: the status (and the code in a header) only. */
