@@ -23,7 +23,7 @@ public final class Cors {
     private static final Logger LOG = Logger.getLogger(Cors.class.getName());
     static final String METHODS = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
     static final String HEADERS = "Authorization, Content-Type, Range, If-None-Match";
-    static final String EXPOSED = "ETag, Location, Content-Range, Content-Length, Content-Type, Accept-Ranges, Last-Modified, Retry-After, WWW-Authenticate";
+    static final String EXPOSED = "ETag, Location, Content-Range, Content-Length, Content-Type, Accept-Ranges, Last-Modified, Hypha-Last-Modified, Retry-After, WWW-Authenticate";
     private static final HeaderName REQUEST_METHOD = HeaderNames.create("Access-Control-Request-Method");
     private static final HeaderName ALLOW_ORIGIN = HeaderNames.create("Access-Control-Allow-Origin");
     private static final HeaderName ALLOW_METHODS = HeaderNames.create("Access-Control-Allow-Methods");
