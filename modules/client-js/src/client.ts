@@ -1,0 +1,816 @@
+import { Backoff, type BackoffOptions } from './backoff.js';
+import { HyphaError, badRequest, unavailable } from './errors.js';
+import { pack, unpack, utf8Length } from './framing.js';
+import { checkInt, checkName, jsonText } from './names.js';
+import { InFlightWindow } from './window.js';
+import { Log } from './log.js';
+import { Doc } from './doc.js';
+import { Presence } from './presence.js';
+import { Artifacts } from './artifacts.js';
+import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
+
+/** A token, or a function the client asks for a fresh one (before expiry, and for every new socket). */
+export type TokenSupplier = () => string | Promise<string>;
+
+export interface ClientOptions {
+  /** The token (`read`, `read_write` or `admin` of the workspace, or the root token), or a supplier of fresh ones. */
+  token: string | TokenSupplier;
+  /** How long connect() waits for the first hello (default 10,000 ms). */
+  connectTimeoutMs?: number;
+  /** A request's default timeout (default 30,000 ms). */
+  requestTimeoutMs?: number;
+  /** Reconnect when the socket ends (default true). */
+  reconnect?: boolean;
+  /** Requests made while reconnecting wait for the next socket instead of failing at once (default false). */
+  waitForReconnect?: boolean;
+  /** Reconnect delays (default 100 ms .. 5 s with jitter). */
+  backoff?: BackoffOptions;
+  /** Credit of each Log subscription (default 1000; the server caps it at its max_credit). */
+  logCredit?: number;
+  /** Presence heartbeat period in ms (default: the hello's heartbeat_ms). */
+  heartbeatMs?: number;
+  /** The WebSocket class (default: globalThis.WebSocket, else the `ws` package in Node 20). */
+  WebSocket?: unknown;
+  /** The fetch function for artifacts and refused upgrades (default: globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+/** What a provider's handler sees as `this`: who called, and the time left. */
+export interface CallContext {
+  from: string;
+  service: string;
+  method: string;
+  timeoutMs: number;
+}
+
+export type Handler = (this: CallContext, ...args: any[]) => unknown;
+
+export interface ServiceOptions {
+  /** `workspace` (default: every client of the workspace) or `private` (only this client id). */
+  visibility?: 'workspace' | 'private';
+}
+
+export interface ServiceInfo {
+  service: string;
+  providers: { client: string; session: number; visibility: string; methods: string[] }[];
+}
+
+export interface Registration {
+  readonly service: string;
+  /** Ends this registration (other providers of the service stay). */
+  unregister(): Promise<boolean>;
+}
+
+export interface CallOptions {
+  /** The call's timeout, sent as timeout_ms (default: the client's requestTimeoutMs). */
+  timeoutMs?: number;
+  /** Stop waiting: the promise rejects with the signal's reason (the provider is not told). */
+  signal?: AbortSignal;
+  waitForReconnect?: boolean;
+}
+
+interface Pending {
+  id: number;
+  op: string;
+  text: string;
+  safe: boolean;
+  wait: boolean;
+  sent: boolean;
+  /** Timed out or aborted after it was sent: its answer only frees its place in the window. */
+  abandoned: boolean;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  onOk?: (ok: any) => void;
+  timer?: ReturnType<typeof setTimeout>;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+interface ServiceEntry {
+  name: string;
+  handlers: Record<string, Handler>;
+  visibility: 'workspace' | 'private';
+}
+
+const DEFAULT_LIMITS: Limits = {
+  maxFrameBytes: 1_114_112, maxInFlight: 1024, maxCredit: 10_000, maxEntryBytes: 1_048_576,
+  maxBatch: 1000, maxPage: 1000, maxDocBytes: 1_048_576, heartbeatMs: 5000,
+};
+const SILENCE_PING_MS = 2000;
+const SILENCE_DEAD_MS = 5000;
+const FOR_GOOD = new Set([4001, 4004]);
+
+type WsLike = {
+  readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: any) => void) | null;
+  onmessage: ((ev: any) => void) | null;
+  onclose: ((ev: any) => void) | null;
+  onerror: ((ev: any) => void) | null;
+};
+
+/**
+ * A connection to one workspace: one multiplexed WebSocket carrying RPC, presence, Logs and
+ * Docs (docs/PROTOCOL.md), plus the HTTP artifacts. It reconnects by itself and restores what it
+ * had (services, presence, subscriptions); see docs/CLIENT-JS.md.
+ */
+export class HyphaClient {
+  /** The workspace's artifacts (HTTP). */
+  readonly artifacts: Artifacts;
+  /** This client's presence entry and the workspace's presence list. */
+  readonly presence: Presence;
+  readonly logCredit: number;
+
+  private readonly servers: string[];
+  private serverIndex = 0;
+  private readonly opts: Required<Pick<ClientOptions, 'connectTimeoutMs' | 'requestTimeoutMs' | 'reconnect' | 'waitForReconnect'>> & ClientOptions;
+  private readonly backoff: Backoff;
+  private WS: any;
+  private socket: WsLike | null = null;
+  private current: Hello | null = null;
+  private token: string | null = null;
+  private state: ConnectionState = 'connecting';
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly window = new InFlightWindow<Pending>(DEFAULT_LIMITS.maxInFlight);
+  /** Requests to send when the next socket says hello (made while reconnecting, or safe ones that were in flight). */
+  private readonly held: Pending[] = [];
+  private outbox: string[] = [];
+  private flushQueued = false;
+  private readonly subs = new Map<number, (frame: Record<string, any>) => void>();
+  private readonly subscriptions = new Set<Resumable>();
+  private readonly provided = new Map<string, ServiceEntry>();
+  private readonly stateListeners = new Set<(s: ConnectionState, detail?: unknown) => void>();
+  private readonly errorListeners = new Set<(e: HyphaError) => void>();
+  private closedForGood: HyphaError | null = null;
+  private attempt = 0;
+  private outageStart = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private silenceTimer: ReturnType<typeof setInterval> | null = null;
+  private renewTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastReceived = 0;
+  private silencePingAt = 0;
+  private firstHello: { resolve(): void; reject(e: unknown): void } | null = null;
+
+  private constructor(servers: string[], opts: ClientOptions) {
+    this.servers = servers;
+    this.opts = {
+      connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, reconnect: true, waitForReconnect: false, ...opts,
+    };
+    this.backoff = new Backoff(opts.backoff);
+    this.logCredit = Math.max(1, Math.floor(opts.logCredit ?? 1000));
+    const fetchFn = opts.fetch ?? globalThis.fetch?.bind(globalThis);
+    this.artifacts = new Artifacts(() => this.workspaceUrl(), () => this.currentToken(), fetchFn);
+    this.presence = new Presence(this.requester(), () => this.opts.heartbeatMs ?? this.current?.limits.heartbeatMs ?? 5000);
+  }
+
+  /**
+   * Connects to a workspace: `url` is its URL (`http://host:8080/v1/workspaces/demo`; `https://`
+   * or `ws(s)://` too), or several of them (servers of one cluster) tried in turn. Resolves on the
+   * first hello; rejects with the server's refusal (`unauthorized`, `forbidden`, `not_found`, …).
+   */
+  static async connect(url: string | readonly string[], options: ClientOptions | string): Promise<HyphaClient> {
+    const opts: ClientOptions = typeof options === 'string' ? { token: options } : options;
+    const urls = (typeof url === 'string' ? [url] : [...url]).map(workspaceBase);
+    if (urls.length === 0) throw badRequest('no server URL given');
+    const ws = new Set(urls.map((u) => u.slice(u.lastIndexOf('/') + 1)));
+    if (ws.size !== 1) throw badRequest(`the URLs name different workspaces: ${[...ws].join(', ')}`);
+    if (opts.token === undefined || opts.token === null || opts.token === '') throw badRequest('a token is needed');
+    const c = new HyphaClient(urls, opts);
+    await c.start();
+    return c;
+  }
+
+  // ---------------------------------------------------------------- public API
+
+  /** The current socket's hello (null while reconnecting). */
+  get info(): Hello | null { return this.current; }
+  get connectionState(): ConnectionState { return this.state; }
+  /** The workspace's name. */
+  get workspace(): string { const u = this.workspaceUrl(); return u.slice(u.lastIndexOf('/') + 1); }
+
+  /** Listens to state changes: connecting, connected, reconnecting, restored, closed. Returns the remover. */
+  onState(fn: (state: ConnectionState, detail?: unknown) => void): () => void {
+    this.stateListeners.add(fn);
+    return () => this.stateListeners.delete(fn);
+  }
+
+  /** Listens to errors nothing else receives: an uncorrelated `{"re":null}` error, a failed restore, the close for good. */
+  onError(fn: (e: HyphaError) => void): () => void {
+    this.errorListeners.add(fn);
+    return () => this.errorListeners.delete(fn);
+  }
+
+  /** A Log of the workspace (nothing is sent until an operation). */
+  log(name: string): Log { return new Log(this.requester(), checkName('Log', name)); }
+  /** A Doc of the workspace. */
+  doc(name: string): Doc { return new Doc(this.requester(), checkName('Doc', name)); }
+
+  /** The round trip through the server, in ms. */
+  async ping(opts?: RequestOptions): Promise<number> {
+    const t0 = now();
+    await this.request({ op: 'ping' }, true, opts);
+    return now() - t0;
+  }
+
+  /** Calls `service.method(...args)` on a provider; resolves with its answer. */
+  async call<T = unknown>(service: string, method: string, args: readonly unknown[] | unknown = [], opts: CallOptions = {}): Promise<T> {
+    checkName('service', service);
+    checkName('method', method);
+    const timeoutMs = opts.timeoutMs ?? this.opts.requestTimeoutMs;
+    checkInt('timeoutMs', timeoutMs, 1);
+    // the server answers timeout itself at timeout_ms; the local bound only covers a lost socket
+    return this.request<T>({ to: 'ws', op: 'call', service, method, args, timeout_ms: timeoutMs }, false,
+      { timeoutMs: timeoutMs + 2000, signal: opts.signal, waitForReconnect: opts.waitForReconnect });
+  }
+
+  /**
+   * Offers `service` with one handler per method: `register('calc', { add: (a, b) => a + b })`.
+   * A handler gets the call's arguments (an array is spread), `this` is the CallContext, and it may
+   * return a value or a promise; a thrown HyphaError reaches the caller with its code, anything
+   * else as `application`. Restored after every reconnect.
+   */
+  async register(service: string, handlers: Record<string, Handler>, opts: ServiceOptions = {}): Promise<Registration> {
+    checkName('service', service);
+    if (handlers === null || typeof handlers !== 'object') throw badRequest('handlers must be an object of functions');
+    for (const [m, h] of Object.entries(handlers)) {
+      checkName('method', m);
+      if (typeof h !== 'function') throw badRequest(`handler of '${m}' is not a function`);
+    }
+    const visibility = opts.visibility ?? 'workspace';
+    if (visibility !== 'workspace' && visibility !== 'private') throw badRequest(`visibility must be 'workspace' or 'private': ${visibility}`);
+    const entry: ServiceEntry = { name: service, handlers: { ...handlers }, visibility };
+    await this.request(this.registerFrame(entry), true);
+    this.provided.set(service, entry);
+    return {
+      service,
+      unregister: async () => {
+        if (this.provided.get(service) === entry) this.provided.delete(service);
+        const ok = await this.request<{ removed: boolean }>({ to: 'ws', op: 'unregister', service }, true);
+        return ok.removed;
+      },
+    };
+  }
+
+  /** The workspace's service registry. */
+  async services(opts?: RequestOptions): Promise<ServiceInfo[]> {
+    const ok = await this.request<{ services: ServiceInfo[] }>({ to: 'ws', op: 'services' }, true, opts);
+    return ok.services;
+  }
+
+  /** Closes the socket (code 1000) and ends everything: pending requests fail with unavailable. */
+  async close(): Promise<void> {
+    if (this.closedForGood) return;
+    this.finish(unavailable('the client was closed'), true);
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  private requester(): Requester {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      request: (f, safe, o, onOk) => self.request(f, safe, o, onOk),
+      fire: (f) => { self.request(f, true, { timeoutMs: self.opts.requestTimeoutMs }).catch(() => {}); },
+      addSubscription: (s) => { self.subscriptions.add(s); },
+      removeSubscription: (s) => { self.subscriptions.delete(s); },
+      bindSub: (id, h) => { self.subs.set(id, h); },
+      unbindSub: (id) => { self.subs.delete(id); },
+      hello: () => self.current,
+      get logCredit() { return self.logCredit; },
+    };
+  }
+
+  /**
+   * Sends one request and resolves with its `ok` (or rejects with its `err` as a HyphaError).
+   * `safe`: it may be sent again on a new socket if this one ends before the answer. `onOk` runs
+   * synchronously as the answer is read, before the next frame of its message (subscriptions).
+   */
+  request<T = any>(frame: Record<string, unknown>, safe: boolean, opts: RequestOptions = {}, onOk?: (ok: any) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closedForGood) {
+        reject(this.closedForGood);
+        return;
+      }
+      const id = this.nextId++;
+      let body: string;
+      try {
+        body = jsonText('request', frame);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      const text = body === '{}' ? `{"id":${id}}` : `{"id":${id},${body.slice(1)}`;
+      const max = (this.current?.limits ?? DEFAULT_LIMITS).maxFrameBytes;
+      if (text.length > max / 3 && utf8Length(text) > max) {
+        reject(new HyphaError('too_large', `the request is ${utf8Length(text)} bytes; the server takes messages of at most ${max} bytes (max_frame_bytes); nothing was sent`, { max_frame_bytes: max }));
+        return;
+      }
+      const p: Pending = {
+        id, op: String(frame.op), text, safe, sent: false, abandoned: false,
+        wait: opts.waitForReconnect ?? this.opts.waitForReconnect,
+        resolve: resolve as (v: unknown) => void, reject, onOk, signal: opts.signal,
+      };
+      if (opts.signal?.aborted) {
+        reject(opts.signal.reason);
+        return;
+      }
+      const timeoutMs = opts.timeoutMs ?? this.opts.requestTimeoutMs;
+      p.timer = setTimeout(() => this.giveUp(p, new HyphaError('timeout', `no answer to '${p.op}' within ${timeoutMs} ms`)), timeoutMs);
+      if (opts.signal) {
+        p.onAbort = () => this.giveUp(p, opts.signal!.reason);
+        opts.signal.addEventListener('abort', p.onAbort, { once: true });
+      }
+      if (!this.current) {
+        if (!p.wait && this.state !== 'connecting') {
+          this.settle(p);
+          reject(unavailable(`not connected to ${this.workspaceUrl()} (${this.state}); '${p.op}' was not sent`));
+          return;
+        }
+        this.held.push(p);
+        return;
+      }
+      this.admit(p);
+    });
+  }
+
+  private admit(p: Pending): void {
+    this.pending.set(p.id, p);
+    const verdict = this.window.offer(p);
+    if (verdict === 'send') this.put(p);
+    else if (verdict === 'full') {
+      this.pending.delete(p.id);
+      this.settle(p);
+      p.reject(new HyphaError('limit', `more than ${this.window.maxQueued} requests wait for the server's in-flight window; '${p.op}' was not sent`));
+    }
+  }
+
+  private put(p: Pending): void {
+    p.sent = true;
+    this.outbox.push(p.text);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    const s = this.socket;
+    if (!s || s.readyState !== 1 || this.outbox.length === 0) return;
+    const frames = this.outbox;
+    this.outbox = [];
+    for (const m of pack(frames)) s.send(m);
+  }
+
+  /** A request's own timeout or abort. */
+  private giveUp(p: Pending, error: unknown): void {
+    if (p.abandoned) return;
+    this.settle(p);
+    const i = this.held.indexOf(p);
+    if (i >= 0) this.held.splice(i, 1);
+    if (!p.sent && this.window.remove(p)) this.pending.delete(p.id);
+    else if (p.sent) p.abandoned = true; // its place in the server's window is freed by its answer
+    else this.pending.delete(p.id);
+    p.reject(error);
+  }
+
+  private settle(p: Pending): void {
+    if (p.timer) clearTimeout(p.timer);
+    if (p.onAbort && p.signal) p.signal.removeEventListener('abort', p.onAbort);
+    p.timer = undefined;
+  }
+
+  private answered(re: number, frame: Record<string, any>): void {
+    const p = this.pending.get(re);
+    if (!p) return;
+    this.pending.delete(re);
+    for (const next of this.window.release()) this.put(next);
+    if (p.abandoned) return;
+    p.abandoned = true;
+    this.settle(p);
+    if ('err' in frame) p.reject(HyphaError.fromWire(frame.err));
+    else {
+      try {
+        p.onOk?.(frame.ok);
+      } catch (e) {
+        p.reject(e);
+        return;
+      }
+      p.resolve(frame.ok);
+    }
+  }
+
+  // ---------------------------------------------------------------- the socket
+
+  private async start(): Promise<void> {
+    this.WS = await webSocketClass(this.opts.WebSocket);
+    this.emit('connecting');
+    const first = new Promise<void>((resolve, reject) => { this.firstHello = { resolve, reject }; });
+    const timer = setTimeout(() => this.failFirst(new HyphaError('timeout', `no hello from ${this.workspaceUrl()} within ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);
+    this.open();
+    try {
+      await first;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private failFirst(e: HyphaError): void {
+    const f = this.firstHello;
+    if (!f) return;
+    this.firstHello = null;
+    this.finish(e, true);
+    f.reject(e);
+  }
+
+  private workspaceUrl(): string { return this.servers[this.serverIndex % this.servers.length]!; }
+
+  private async currentToken(): Promise<string> {
+    if (typeof this.opts.token === 'function') {
+      if (this.token) return this.token;
+      this.token = String(await this.opts.token());
+    } else this.token = this.opts.token;
+    return this.token;
+  }
+
+  private async freshToken(): Promise<string> {
+    if (typeof this.opts.token === 'function') this.token = String(await this.opts.token());
+    else this.token = this.opts.token;
+    return this.token;
+  }
+
+  private async open(): Promise<void> {
+    if (this.closedForGood) return;
+    const base = this.workspaceUrl();
+    let token: string;
+    try {
+      token = await this.freshToken();
+    } catch (e) {
+      this.lost(null, 1006, `the token supplier failed: ${(e as Error).message}`, false);
+      return;
+    }
+    if (this.closedForGood) return;
+    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token);
+    let s: WsLike;
+    try {
+      s = new this.WS(url) as WsLike;
+    } catch (e) {
+      this.failFirst(badRequest(`cannot open a WebSocket to ${base}: ${(e as Error).message}`));
+      return;
+    }
+    this.socket = s;
+    let opened = false;
+    s.onopen = () => { opened = true; this.lastReceived = now(); };
+    s.onmessage = (ev: { data: unknown }) => {
+      if (this.socket !== s) return;
+      this.lastReceived = now();
+      this.silencePingAt = 0;
+      if (typeof ev.data !== 'string') return;
+      this.onMessage(s, ev.data, base);
+    };
+    s.onerror = () => {};
+    s.onclose = (ev: { code: number; reason: string }) => {
+      if (this.socket !== s) return;
+      this.lost(s, ev.code || 1006, ev.reason || '', opened);
+    };
+  }
+
+  private onMessage(s: WsLike, text: string, base: string): void {
+    let frames: unknown[];
+    try {
+      frames = unpack(text);
+    } catch {
+      this.report(new HyphaError('internal', `the server sent a message that is not JSON: ${text.slice(0, 200)}`));
+      return;
+    }
+    for (const f of frames) {
+      if (this.socket !== s) return;
+      if (f === null || typeof f !== 'object') continue;
+      const frame = f as Record<string, any>;
+      if (typeof frame.ev === 'number') this.subs.get(frame.ev)?.(frame);
+      else if (typeof frame.re === 'number') this.answered(frame.re, frame);
+      else if ('re' in frame && frame.re === null) this.report(HyphaError.fromWire(frame.err));
+      else if (typeof frame.call === 'number') this.onCall(frame);
+      else if (frame.hello) this.onHello(s, frame.hello, base);
+    }
+  }
+
+  private onHello(s: WsLike, h: Record<string, any>, base: string): void {
+    const l = h.limits ?? {};
+    this.current = {
+      protocol: h.protocol, session: h.session, workspace: h.workspace, client: h.client,
+      permission: h.permission as Permission, expiresAt: h.expires_at ?? null, server: base,
+      limits: {
+        maxFrameBytes: l.max_frame_bytes ?? DEFAULT_LIMITS.maxFrameBytes,
+        maxInFlight: l.max_in_flight ?? DEFAULT_LIMITS.maxInFlight,
+        maxCredit: l.max_credit ?? DEFAULT_LIMITS.maxCredit,
+        maxEntryBytes: l.max_entry_bytes ?? DEFAULT_LIMITS.maxEntryBytes,
+        maxBatch: l.max_batch ?? DEFAULT_LIMITS.maxBatch,
+        maxPage: l.max_page ?? DEFAULT_LIMITS.maxPage,
+        maxDocBytes: l.max_doc_bytes ?? DEFAULT_LIMITS.maxDocBytes,
+        heartbeatMs: l.heartbeat_ms ?? DEFAULT_LIMITS.heartbeatMs,
+      },
+    };
+    this.window.limit = this.current.limits.maxInFlight;
+    const reconnected = this.firstHello === null;
+    this.attempt = 0;
+    this.startSilenceWatch(s);
+    this.scheduleRenewal();
+    this.emit('connected', this.current);
+    if (!reconnected) {
+      const f = this.firstHello!;
+      this.firstHello = null;
+      this.sendHeld();
+      f.resolve();
+      return;
+    }
+    // restore first (services, presence, subscriptions), then what waited for this socket
+    const restoring: Promise<unknown>[] = [];
+    for (const e of this.provided.values()) restoring.push(this.request(this.registerFrame(e), true));
+    restoring.push(this.presence.restore());
+    for (const sub of this.subscriptions) restoring.push(sub.restore());
+    this.sendHeld();
+    Promise.allSettled(restoring).then((results) => {
+      for (const r of results) if (r.status === 'rejected') this.report(asHyphaError(r.reason, 'restore failed'));
+      if (this.socket === s && this.current) this.emit('restored');
+    });
+  }
+
+  private sendHeld(): void {
+    const held = this.held.splice(0);
+    for (const p of held) this.admit(p);
+  }
+
+  /** The socket ended (a close frame, or none: 1006). */
+  private lost(s: WsLike | null, code: number, reason: string, opened: boolean): void {
+    if (s && this.socket !== s) return;
+    this.socket = null;
+    const hadHello = this.current !== null;
+    this.current = null;
+    this.stopTimers();
+    this.subs.clear();
+    for (const sub of this.subscriptions) sub.detach();
+    this.presence.detach();
+    // what was on the wire: safe requests wait for the next socket, the rest have an unknown outcome
+    const why = code === 1006
+      ? `the connection to ${this.workspaceUrl()} ended without a close frame`
+      : `${this.workspaceUrl()} closed the socket (${code}${reason ? ' ' + reason : ''})`;
+    const queued = this.window.reset();
+    const again: Pending[] = [];
+    for (const p of this.pending.values()) {
+      if (p.abandoned) continue;
+      if (!p.sent || p.safe) { p.sent = false; again.push(p); continue; }
+      this.settle(p);
+      p.abandoned = true;
+      p.reject(unavailable(`${why}; outcome unknown`, { close_code: code }));
+    }
+    this.pending.clear();
+    for (const p of queued) if (!again.includes(p)) again.push(p);
+    again.sort((a, b) => a.id - b.id);
+    this.held.unshift(...again);
+
+    if (this.closedForGood) return;
+    if (!hadHello && !opened) {
+      this.refused(code, reason);
+      return;
+    }
+    if (code === 4307 && /^https?:\/\//.test(reason)) {
+      this.moveTo(reason);
+      this.emit('reconnecting', { code, reason });
+      this.open();
+      return;
+    }
+    if (FOR_GOOD.has(code) && !(code === 4001 && typeof this.opts.token === 'function' && hadHello)) {
+      this.finish(new HyphaError(code === 4001 ? 'unauthorized' : 'not_found', `${why}; not reconnecting`, { close_code: code }), false);
+      return;
+    }
+    if (!hadHello && this.firstHello) {
+      this.failFirst(unavailable(`${why} before its hello`, { close_code: code }));
+      return;
+    }
+    this.retry(code, reason);
+  }
+
+  /** An upgrade that failed: ask the same URL over HTTP why (the server runs the same checks). */
+  private async refused(code: number, reason: string): Promise<void> {
+    const base = this.workspaceUrl();
+    let error: HyphaError | null = null;
+    try {
+      const fetchFn = this.opts.fetch ?? globalThis.fetch;
+      const res = await fetchFn(base + '/connect', { headers: { Authorization: `Bearer ${this.token ?? ''}` } });
+      const body = await res.json().catch(() => null);
+      if (res.status !== 400 || body?.code !== 'bad_request') error = HyphaError.fromWire(body ?? { code: 'unavailable', message: `HTTP ${res.status}` });
+    } catch (e) {
+      error = unavailable(`cannot reach ${base}: ${(e as Error).message}`);
+    }
+    if (this.closedForGood) return;
+    const fatal = error && ['unauthorized', 'forbidden', 'not_found', 'bad_request'].includes(error.code);
+    if (this.firstHello) {
+      // the first connect tries each server once
+      if (!fatal && this.attempt + 1 < this.servers.length) {
+        this.attempt++;
+        this.serverIndex++;
+        this.open();
+        return;
+      }
+      this.failFirst(error ?? unavailable(`the upgrade to ${base} failed (${code} ${reason})`));
+      return;
+    }
+    if (fatal) {
+      this.finish(error!, false);
+      return;
+    }
+    this.retry(code, reason);
+  }
+
+  private retry(code: number, reason: string): void {
+    if (!this.opts.reconnect) {
+      this.finish(unavailable(`the socket to ${this.workspaceUrl()} ended (${code}${reason ? ' ' + reason : ''}) and reconnect is off`, { close_code: code }), false);
+      return;
+    }
+    if (this.attempt === 0) this.outageStart = now();
+    const delay = this.backoff.delayMs(this.attempt, now() - this.outageStart);
+    this.attempt++;
+    if (this.attempt > 1 && this.servers.length > 1) this.serverIndex++;
+    if (this.state !== 'reconnecting') this.emit('reconnecting', { code, reason });
+    this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.open(); }, delay);
+  }
+
+  private moveTo(base: string): void {
+    const ws = this.workspace;
+    const target = base.replace(/\/+$/, '') + '/v1/workspaces/' + ws;
+    let i = this.servers.indexOf(target);
+    if (i < 0) { this.servers.push(target); i = this.servers.length - 1; }
+    this.serverIndex = i;
+  }
+
+  private finish(error: HyphaError, byUs: boolean): void {
+    if (this.closedForGood) return;
+    this.closedForGood = error;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.stopTimers();
+    const s = this.socket;
+    this.socket = null;
+    this.current = null;
+    if (s) { try { s.close(1000, byUs ? 'client closed' : undefined); } catch { /* already closing */ } }
+    for (const p of [...this.pending.values(), ...this.held]) {
+      if (p.abandoned) continue;
+      p.abandoned = true;
+      this.settle(p);
+      p.reject(error);
+    }
+    this.pending.clear();
+    this.held.length = 0;
+    this.window.reset();
+    for (const sub of this.subscriptions) sub.end(byUs ? undefined : error);
+    this.subscriptions.clear();
+    this.presence.end();
+    this.emit('closed', error);
+    if (!byUs) this.report(error);
+  }
+
+  private stopTimers(): void {
+    if (this.silenceTimer) clearInterval(this.silenceTimer);
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.silenceTimer = null;
+    this.renewTimer = null;
+  }
+
+  /** A socket silent while answers are owed is pinged after 2 s and taken as dead 5 s after the ping. */
+  private startSilenceWatch(s: WsLike): void {
+    if (this.silenceTimer) clearInterval(this.silenceTimer);
+    this.lastReceived = now();
+    this.silenceTimer = setInterval(() => {
+      if (this.socket !== s) return;
+      const t = now();
+      if (this.silencePingAt > 0 && t - this.silencePingAt > SILENCE_DEAD_MS) {
+        try { s.close(4000, 'no answer to a ping'); } catch { /* ignore */ }
+        this.lost(s, 1006, 'silent', true);
+        return;
+      }
+      if (this.silencePingAt === 0 && this.pending.size > 0 && t - this.lastReceived > SILENCE_PING_MS) {
+        this.silencePingAt = t;
+        this.request({ op: 'ping' }, true, { timeoutMs: SILENCE_DEAD_MS + 1000 }).catch(() => {});
+      }
+    }, 500);
+    (this.silenceTimer as any).unref?.();
+  }
+
+  /** With a token supplier, a fresh token is presented on the live socket (op auth) ahead of expiry. */
+  private scheduleRenewal(): void {
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimer = null;
+    const exp = this.current?.expiresAt;
+    if (typeof this.opts.token !== 'function' || !exp) return;
+    const left = exp - Date.now();
+    const ahead = Math.max(1000, Math.min(60_000, left / 5));
+    this.renewTimer = setTimeout(() => this.renew(), Math.max(0, left - ahead));
+    (this.renewTimer as any).unref?.();
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const token = await this.freshToken();
+      const ok = await this.request<{ expires_at: number | null; permission: Permission }>({ op: 'auth', token }, true);
+      if (this.current) {
+        this.current = { ...this.current, expiresAt: ok.expires_at, permission: ok.permission };
+        this.scheduleRenewal();
+      }
+    } catch (e) {
+      this.report(asHyphaError(e, 'token renewal failed'));
+      if (this.current && this.current.expiresAt && this.current.expiresAt - Date.now() > 2000) {
+        this.renewTimer = setTimeout(() => this.renew(), 1000);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- provider side
+
+  private registerFrame(e: ServiceEntry): Record<string, unknown> {
+    return { to: 'ws', op: 'register', service: e.name, methods: Object.keys(e.handlers), visibility: e.visibility };
+  }
+
+  private onCall(frame: Record<string, any>): void {
+    const s = this.socket;
+    const answer = (body: Record<string, unknown>) => {
+      if (this.socket !== s || !s) return;
+      let text: string;
+      try {
+        text = JSON.stringify({ 're-call': frame.call, ...body });
+      } catch (e) {
+        text = JSON.stringify({ 're-call': frame.call, err: { code: 'application', message: `the handler's answer is not JSON: ${(e as Error).message}` } });
+      }
+      this.outbox.push(text);
+      if (!this.flushQueued) { this.flushQueued = true; queueMicrotask(() => this.flush()); }
+    };
+    const entry = this.provided.get(frame.service);
+    const h = entry?.handlers[frame.method];
+    if (!h) {
+      answer({ err: { code: 'not_found', message: `service '${frame.service}' has no method '${frame.method}' here` } });
+      return;
+    }
+    const ctx: CallContext = { from: frame.from, service: frame.service, method: frame.method, timeoutMs: frame.timeout_ms };
+    const args = Array.isArray(frame.args) ? frame.args : [frame.args];
+    Promise.resolve()
+      .then(() => h.apply(ctx, args))
+      .then((v) => answer({ ok: v === undefined ? null : v }),
+        (e) => answer({ err: e instanceof HyphaError ? e.toWire() : { code: 'application', message: String(e?.message ?? e) } }));
+  }
+
+  // ---------------------------------------------------------------- listeners
+
+  private emit(state: ConnectionState, detail?: unknown): void {
+    this.state = state;
+    for (const fn of this.stateListeners) {
+      try { fn(state, detail); } catch { /* a listener's fault is its own */ }
+    }
+  }
+
+  private report(e: HyphaError): void {
+    if (this.errorListeners.size === 0) return;
+    for (const fn of this.errorListeners) {
+      try { fn(e); } catch { /* ignore */ }
+    }
+  }
+}
+
+function now(): number {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}
+
+function asHyphaError(e: unknown, what: string): HyphaError {
+  return e instanceof HyphaError ? e : new HyphaError('internal', `${what}: ${(e as Error)?.message ?? e}`);
+}
+
+/** `http(s)://host/v1/workspaces/NAME` from what the caller gave (http, https, ws, wss; a trailing /connect or / dropped). */
+export function workspaceBase(url: string): string {
+  if (typeof url !== 'string') throw badRequest(`a server URL must be a string: ${typeof url}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw badRequest(`not a URL: ${JSON.stringify(url)}`);
+  }
+  const scheme = { 'http:': 'http:', 'https:': 'https:', 'ws:': 'http:', 'wss:': 'https:' }[u.protocol];
+  if (!scheme) throw badRequest(`a server URL is http, https, ws or wss: ${url}`);
+  const path = u.pathname.replace(/\/+$/, '').replace(/\/connect$/, '');
+  const m = /^(.*\/v1\/workspaces)\/([^/]+)$/.exec(path);
+  if (!m) throw badRequest(`a workspace URL ends with /v1/workspaces/<name>: ${url}`);
+  checkName('workspace', decodeURIComponent(m[2]!));
+  return `${scheme}//${u.host}${m[1]}/${m[2]}`;
+}
+
+async function webSocketClass(given: unknown): Promise<any> {
+  if (given) return given;
+  const g = (globalThis as any).WebSocket;
+  if (g) return g;
+  const name = 'ws'; // kept out of bundlers' sight: browsers never load it
+  try {
+    const mod: any = await import(/* @vite-ignore */ name);
+    return mod.WebSocket ?? mod.default;
+  } catch {
+    throw new HyphaError('unavailable', "no WebSocket here: Node 20 needs the 'ws' package (npm install ws), Node 22+ and browsers have one built in");
+  }
+}

@@ -1,0 +1,194 @@
+import { badRequest } from './errors.js';
+import { checkInt, checkPointer } from './names.js';
+import type { RequestOptions, Requester, Resumable } from './types.js';
+
+export interface DocValue<T = unknown> {
+  version: number;
+  value: T;
+}
+
+export interface Increment {
+  /** The new number. */
+  value: number;
+  version: number;
+}
+
+/** One change, as a subscription sees it; `snapshot` after a reconnect when something changed meanwhile. */
+export type DocEvent =
+  | { op: 'put' | 'cas' | 'snapshot'; version: number; value: unknown }
+  | { op: 'incr' | 'patch'; version: number; path: string; value: unknown }
+  | { op: 'deleted'; version: 0; value: null };
+
+/** A Doc of the workspace (docs/PROTOCOL.md#docs-docname): one JSON value with a version. */
+export class Doc {
+  private readonly to: string;
+
+  constructor(private readonly rq: Requester, readonly name: string) {
+    this.to = 'doc:' + name;
+  }
+
+  /** The value and version (version 0 and null for a Doc never written). */
+  get<T = unknown>(opts?: RequestOptions): Promise<DocValue<T>> {
+    return this.rq.request<DocValue<T>>({ to: this.to, op: 'get' }, true, opts);
+  }
+
+  /** Replaces the value; resolves with the new version. */
+  async put(value: unknown, opts?: RequestOptions): Promise<number> {
+    if (value === undefined) throw badRequest('value is required (null is a value; undefined is not)');
+    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'put', value }, false, opts);
+    return ok.version;
+  }
+
+  /**
+   * Replaces the value only if the version is still `version` (0: create only if absent).
+   * Otherwise rejects with `conflict`, whose details carry the current `version` and `value`.
+   */
+  async cas(version: number, value: unknown, opts?: RequestOptions): Promise<number> {
+    checkInt('version', version);
+    if (value === undefined) throw badRequest('value is required');
+    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'cas', version, value }, false, opts);
+    return ok.version;
+  }
+
+  /** Adds `delta` to the number at `path`, atomically; with `floor`, refuses (code `floor`) to go below it. */
+  async incr(path: string, delta: number, opts: { floor?: number } & RequestOptions = {}): Promise<Increment> {
+    checkPointer(path);
+    if (typeof delta !== 'number' || !Number.isFinite(delta)) throw badRequest(`delta must be a finite number: ${delta}`);
+    const f: Record<string, unknown> = { to: this.to, op: 'incr', path, delta };
+    if (opts.floor !== undefined) {
+      if (typeof opts.floor !== 'number' || !Number.isFinite(opts.floor)) throw badRequest(`floor must be a finite number: ${opts.floor}`);
+      f.floor = opts.floor;
+    }
+    return this.rq.request<Increment>(f, false, opts);
+  }
+
+  /** Sets `value` at `path` (`/items/-` appends to an array, "" replaces the whole value). */
+  async patch(path: string, value: unknown, opts?: RequestOptions): Promise<number> {
+    checkPointer(path);
+    if (value === undefined) throw badRequest('value is required');
+    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'patch', path, value }, false, opts);
+    return ok.version;
+  }
+
+  /** Deletes the Doc (admin); it starts again at version 0. */
+  async delete(opts?: RequestOptions): Promise<boolean> {
+    const ok = await this.rq.request<{ deleted: boolean }>({ to: this.to, op: 'delete' }, false, opts);
+    return ok.deleted;
+  }
+
+  /**
+   * Subscribes: `value` and `version` stay current as changes arrive, and `listener` (if any) gets
+   * each change after it is applied. After a reconnect a fresh snapshot replaces the value.
+   */
+  async subscribe<T = unknown>(listener?: (ev: DocEvent, sub: DocSubscription<T>) => void): Promise<DocSubscription<T>> {
+    const sub = new DocSubscription<T>(this.rq, this.to, listener);
+    await sub.open();
+    return sub;
+  }
+}
+
+/** A Doc kept current from its events. */
+export class DocSubscription<T = unknown> implements Resumable {
+  version = 0;
+  value: T = null as T;
+  private sub = -1;
+  private ended = false;
+
+  constructor(private readonly rq: Requester, private readonly to: string,
+    private readonly listener?: (ev: DocEvent, sub: DocSubscription<T>) => void) {}
+
+  /** @internal */
+  async open(): Promise<void> {
+    await this.rq.request({ to: this.to, op: 'subscribe' }, true, {}, (ok) => this.bound(ok, false));
+    this.rq.addSubscription(this);
+  }
+
+  private bound(ok: { sub: number; version: number; value: T }, again: boolean): void {
+    this.sub = ok.sub;
+    const changed = ok.version !== this.version;
+    this.version = ok.version;
+    this.value = ok.value;
+    this.rq.bindSub(ok.sub, (ev) => this.onEvent(ev));
+    if (again && changed) this.tell({ op: 'snapshot', version: ok.version, value: ok.value });
+  }
+
+  private onEvent(ev: Record<string, any>): void {
+    if (ev.deleted) {
+      this.version = 0;
+      this.value = null as T;
+      this.tell({ op: 'deleted', version: 0, value: null });
+      // a deleted Doc can be written again: follow it with a fresh subscription
+      this.rq.unbindSub(this.sub);
+      this.restore().catch(() => {});
+      return;
+    }
+    if (ev.closed) {
+      this.rq.unbindSub(this.sub);
+      setTimeout(() => { if (!this.ended) this.restore().catch(() => {}); }, 100);
+      return;
+    }
+    if (typeof ev.version !== 'number' || ev.version <= this.version) return;
+    this.version = ev.version;
+    if (ev.op === 'put' || ev.op === 'cas') {
+      this.value = ev.value;
+      this.tell({ op: ev.op, version: ev.version, value: ev.value });
+    } else if (ev.op === 'incr' || ev.op === 'patch') {
+      this.value = setAt(this.value, ev.path, ev.value) as T;
+      this.tell({ op: ev.op, version: ev.version, path: ev.path, value: ev.value });
+    }
+  }
+
+  private tell(ev: DocEvent): void {
+    if (!this.listener) return;
+    try { this.listener(ev, this); } catch { /* the listener's own fault */ }
+  }
+
+  /** @internal */
+  async restore(): Promise<void> {
+    if (this.ended) return;
+    await this.rq.request({ to: this.to, op: 'subscribe' }, true, {}, (ok) => this.bound(ok, true));
+  }
+
+  /** @internal */
+  detach(): void { this.sub = -1; }
+
+  /** @internal */
+  end(): void { this.ended = true; }
+
+  async close(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.rq.removeSubscription(this);
+    if (this.sub >= 0) {
+      const sub = this.sub;
+      this.rq.unbindSub(sub);
+      await this.rq.request({ op: 'unsubscribe', sub }, true).catch(() => {});
+    }
+  }
+}
+
+/** Sets `v` at JSON Pointer `path` in a copy of `doc`, creating members along the way ('-' appends). */
+export function setAt(doc: unknown, path: string, v: unknown): unknown {
+  if (path === '') return v;
+  const tokens = path.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const root: any = clone(doc) ?? {};
+  let cur: any = root;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    const last = i === tokens.length - 1;
+    if (Array.isArray(cur)) {
+      const idx = t === '-' ? cur.length : Number(t);
+      if (last) { if (t === '-') cur.push(v); else cur[idx] = v; return root; }
+      cur = cur[idx] ??= {};
+    } else {
+      if (last) { cur[t] = v; return root; }
+      if (cur[t] === null || typeof cur[t] !== 'object') cur[t] = {};
+      cur = cur[t];
+    }
+  }
+  return root;
+}
+
+function clone(v: unknown): any {
+  return v === null || typeof v !== 'object' ? v : (typeof structuredClone === 'function' ? structuredClone(v) : JSON.parse(JSON.stringify(v)));
+}
