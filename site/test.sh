@@ -9,19 +9,7 @@ fail() { echo "site test: $*" >&2; exit 1; }
 command -v node >/dev/null 2>&1 || fail "Node.js 20+ is needed ('apt-get install nodejs' gives too old a version on Debian 12; use nodejs.org or NodeSource)."
 [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || fail "Node.js $(node --version) is too old; playwright-core needs 20 or newer."
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$CHROMIUM" ]; then
-  [ "$CHROMIUM" = /usr/bin/chromium ] || fail "CHROMIUM=$CHROMIUM is not an executable."
-  command -v apt-get >/dev/null 2>&1 || fail "$CHROMIUM is missing and apt-get is not available to install Debian's chromium: install Chromium, or set CHROMIUM to its path."
-  [ "$(id -u)" -eq 0 ] || fail "$CHROMIUM is missing; installing it needs root: run 'apt-get install -y chromium' as root, or set CHROMIUM."
-  echo "site test: installing Debian's chromium (apt-get install -y chromium)..."
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/tmp/site-test-apt.log 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -q >>/tmp/site-test-apt.log 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >>/tmp/site-test-apt.log 2>&1 \
-      || fail "could not install chromium with apt-get (log: /tmp/site-test-apt.log)."
-  fi
-  [ -x "$CHROMIUM" ] || fail "apt-get installed chromium but $CHROMIUM is still missing."
-fi
+CHROMIUM=$(bash ../scripts/ensure-chromium.sh) || fail "no Chromium for the browser test (see above)."
 export CHROMIUM
 
 # playwright-core only (it downloads no browser); reinstalled when the lock file changes.
