@@ -30,7 +30,18 @@ const finish = (code) => {
 function firstSession(readme) {
   const section = readme.split('\n## A first session')[1];
   if (!section) throw new Error('README.md has no "## A first session" section');
-  const block = section.split('```sh\n')[1].split('\n```')[0].split('\n');
+  return session(section.split('```sh\n')[1].split('\n```')[0]);
+}
+
+// the web page's commands: the block after <!-- web-session --> in "## From a web page"
+function webSession(readme) {
+  const block = readme.split('<!-- web-session -->\n```sh\n')[1];
+  if (!block) throw new Error('README.md has no <!-- web-session --> block');
+  return session(block.split('\n```')[0]);
+}
+
+function session(text) {
+  const block = text.split('\n');
   const steps = [];
   for (let i = 0; i < block.length; i++) {
     if (!block[i].startsWith('$ ')) {
@@ -68,7 +79,9 @@ async function healthy() {
 }
 
 async function main() {
-  const steps = firstSession(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const steps = firstSession(readme);
+  const web = webSession(readme);
   check(steps.length >= 3, `README's first session has ${steps.length} commands`);
   if (spawnSync('curl', ['--version']).status !== 0) {
     console.log('readme test: installing curl (apt-get install -y curl)...');
@@ -132,12 +145,70 @@ async function main() {
       const out = at >= 0 ? outputs[at + 1].replace(/\n$/, '') : '';
       compare(i, s, out);
     });
+    await webPage(copy, env, web);
   } finally {
     await stop();
     check(exited !== null, `./hypha serve did not stop within ${STOP_BOUND_MS} ms of SIGTERM`);
     check(!/cannot start/.test(fs.readFileSync(logFile, 'utf8')), `the server log says it could not start:\n${tail()}`);
     if (failed === 0) fs.rmSync(copy, { recursive: true, force: true });
     else console.log(`readme test: the copy is kept at ${copy}; the server's log is ${logFile}`);
+  }
+}
+
+// the web page's commands in one bash (its own process group: the page server it starts in the
+// background is stopped with it), outputs compared with the README's (sizes and the token as
+// kinds), then the printed URL opened in two Chromium tabs that chat and see each other's presence
+async function webPage(copy, env, steps) {
+  check(steps.length >= 4, `README's web session has ${steps.length} commands`);
+  const script = ['set -u'];
+  steps.forEach((s, i) => { script.push(`printf '\\n@@step ${i}@@\\n'`, s.cmd); });
+  script.push("printf '\\n@@end@@\\n'", 'sleep 600'); // keeps the group (and the page server) until the test ends
+  const sh = spawn('bash', ['-c', script.join('\n')], { cwd: copy, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  sh.stdout.on('data', (b) => { out += b; });
+  sh.stderr.on('data', (b) => { err += b; });
+  try {
+    for (const t0 = Date.now(); !out.includes('@@end@@') && sh.exitCode === null && Date.now() - t0 < 300_000;) await sleep(100);
+    if (!check(out.includes('@@end@@'), `the web session's commands did not finish: ${out}\n${err}`)) return;
+    const outputs = out.split('@@end@@')[0].split(/\n@@step (\d+)@@\n/);
+    const masked = (t) => t.replace(/\d+(\.\d+)?/g, 'N').replace(/token=eyJ[^\s]*/g, 'token=T');
+    let url = null;
+    steps.forEach((s, i) => {
+      const at = outputs.indexOf(String(i));
+      const got = at >= 0 ? outputs[at + 1].replace(/\n+$/, '') : '';
+      check(masked(got) === masked(s.expected.join('\n')), `web step ${i} (${s.cmd}) printed ${JSON.stringify(got)}; the README shows ${JSON.stringify(s.expected.join('\n'))}`);
+      if (/^https?:\/\/.*chat\.html#/.test(got)) url = got;
+    });
+    if (!check(url !== null, 'the web session printed the page URL')) return;
+    if (process.env.HYPHA_TEST_BROWSER === '0') {
+      console.log('readme test: the web page in Chromium: skipped (--no-browser)');
+      return;
+    }
+    const { chromium } = await import(path.join(copy, 'modules/client-js/node_modules/playwright-core/index.mjs'));
+    const executablePath = execFileSync('bash', [path.join(root, 'scripts/ensure-chromium.sh')]).toString().trim();
+    const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    try {
+      const tabs = [];
+      for (let i = 0; i < 2; i++) {
+        const p = await browser.newPage();
+        p.on('pageerror', (e) => check(false, `the chat page failed: ${e.message}`));
+        await p.goto(url);
+        await p.waitForFunction(() => document.getElementById('state').textContent.startsWith('connected'), null, { timeout: 30_000 });
+        tabs.push(p);
+      }
+      await tabs[0].fill('#text', 'hello from the README');
+      await tabs[0].click('button');
+      for (const p of tabs) {
+        const ok = await p.waitForFunction(() => [...document.querySelectorAll('#log li')].some((li) => li.textContent === 'web: hello from the README')
+          && [...document.querySelectorAll('#who li')].some((li) => li.textContent === 'web'), null, { timeout: 15_000 }).then(() => true, () => false);
+        check(ok, 'both tabs show the message and who is here');
+      }
+      console.log('readme test: the web page chatted in two Chromium tabs');
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    try { process.kill(-sh.pid, 'SIGTERM'); } catch { /* gone */ }
   }
 }
 
