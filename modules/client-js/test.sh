@@ -29,6 +29,18 @@ node --test test/unit/
 echo "client-js test: Node integration tests against the server jar"
 node --test --test-concurrency=2 --test-timeout=180000 test/node/
 
+echo "client-js test: npm pack, and the tarball installed into an empty app (Node: the optional ws comes with it)"
+app=$(mktemp -d)
+trap 'rm -rf "$app"' EXIT
+npm pack --silent --pack-destination "$app" >/dev/null
+(cd "$app" && npm init -y >/dev/null && npm install --prefer-offline --no-audit --no-fund --loglevel=error ./hyphamesh-client-*.tgz >/dev/null) \
+  || fail "the packed tarball did not install"
+(cd "$app" && node --input-type=module -e "
+  import { HyphaClient, HyphaError } from '@hyphamesh/client';
+  import 'ws';
+  if (typeof HyphaClient.connect !== 'function' || new HyphaError('limit', 'x').code !== 'limit') process.exit(1);
+  console.log('client-js test: the installed package imports');") || fail "the installed package does not import"
+
 if [ "$browser" -eq 1 ]; then
   CHROMIUM=$(bash ../../scripts/ensure-chromium.sh) || fail "no Chromium for the browser tests (see above)."
   export CHROMIUM
