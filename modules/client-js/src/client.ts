@@ -7,6 +7,7 @@ import { Log } from './log.js';
 import { Doc } from './doc.js';
 import { Presence } from './presence.js';
 import { Artifacts } from './artifacts.js';
+import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter } from './close.js';
 import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
 
 /** A token, or a function the client asks for a fresh one (before expiry, and for every new socket). */
@@ -98,7 +99,6 @@ const DEFAULT_LIMITS: Limits = {
 };
 const SILENCE_PING_MS = 2000;
 const SILENCE_DEAD_MS = 5000;
-const FOR_GOOD = new Set([4001, 4004]);
 
 type WsLike = {
   readyState: number;
@@ -150,6 +150,8 @@ export class HyphaClient {
   private silenceTimer: ReturnType<typeof setInterval> | null = null;
   private renewTimer: ReturnType<typeof setTimeout> | null = null;
   private lastReceived = 0;
+  /** Since when the last socket ended with 1012 (0: not restarting): requests wait, attempts come soon. */
+  private restartingSince = 0;
   private silencePingAt = 0;
   private firstHello: { resolve(): void; reject(e: unknown): void } | null = null;
 
@@ -323,7 +325,7 @@ export class HyphaClient {
         opts.signal.addEventListener('abort', p.onAbort, { once: true });
       }
       if (!this.current) {
-        if (!p.wait && this.state !== 'connecting') {
+        if (!p.wait && this.state !== 'connecting' && this.restartingSince === 0) {
           this.settle(p);
           reject(unavailable(`not connected to ${this.workspaceUrl()} (${this.state}); '${p.op}' was not sent`));
           return;
@@ -514,6 +516,7 @@ export class HyphaClient {
       },
     };
     this.window.limit = this.current.limits.maxInFlight;
+    this.restartingSince = 0;
     const reconnected = this.firstHello === null;
     this.attempt = 0;
     this.startSilenceWatch(s);
@@ -557,11 +560,15 @@ export class HyphaClient {
     const why = code === 1006
       ? `the connection to ${this.workspaceUrl()} ended without a close frame`
       : `${this.workspaceUrl()} closed the socket (${code}${reason ? ' ' + reason : ''})`;
+    const how = code === 1006 ? 'backoff' : reconnectAfter(code);
+    // after a 1012 the server answered all it had started: what has no answer was not applied
+    const notApplied = how === 'soon';
+    if (notApplied && this.restartingSince === 0) this.restartingSince = now();
     const queued = this.window.reset();
     const again: Pending[] = [];
     for (const p of this.pending.values()) {
       if (p.abandoned) continue;
-      if (!p.sent || p.safe) { p.sent = false; again.push(p); continue; }
+      if (!p.sent || p.safe || notApplied) { p.sent = false; again.push(p); continue; }
       this.settle(p);
       p.abandoned = true;
       p.reject(unavailable(`${why}; outcome unknown`, { close_code: code }));
@@ -582,8 +589,8 @@ export class HyphaClient {
       this.open();
       return;
     }
-    if (FOR_GOOD.has(code) && !(code === 4001 && typeof this.opts.token === 'function' && hadHello)) {
-      this.finish(new HyphaError(code === 4001 ? 'unauthorized' : 'not_found', `${why}; not reconnecting`, { close_code: code }), false);
+    if (how === 'never' && code !== 1000 && !(code === 4001 && typeof this.opts.token === 'function' && hadHello)) {
+      this.finish(new HyphaError(CLOSE_CODES[code]!.error, `${why}; not reconnecting`, { close_code: code }), false);
       return;
     }
     if (!hadHello && this.firstHello) {
@@ -631,9 +638,13 @@ export class HyphaClient {
       return;
     }
     if (this.attempt === 0) this.outageStart = now();
-    const delay = this.backoff.delayMs(this.attempt, now() - this.outageStart);
+    const restarting = this.restartingSince > 0 && now() - this.restartingSince < RESTART_DELAY_MS.patience;
+    if (this.restartingSince > 0 && !restarting) this.restartingSince = 0; // an ordinary outage from now on
+    const delay = restarting
+      ? RESTART_DELAY_MS.min + Math.floor(Math.random() * (RESTART_DELAY_MS.max - RESTART_DELAY_MS.min + 1))
+      : this.backoff.delayMs(this.attempt, now() - this.outageStart);
+    if ((restarting && this.attempt === 0) || (this.attempt > 0 && this.servers.length > 1)) this.serverIndex++;
     this.attempt++;
-    if (this.attempt > 1 && this.servers.length > 1) this.serverIndex++;
     if (this.state !== 'reconnecting') this.emit('reconnecting', { code, reason });
     this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.open(); }, delay);
   }

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import io.hyphamesh.api.CloseCode;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.HyphaException;
@@ -57,6 +58,17 @@ final class Connector implements Link.Owner {
     private volatile String lastLoss = "";
     private volatile int recentMoves;
     private volatile boolean stopped;
+    /**
+     * The last socket ended with 1012 (the server drained and restarts): until the next hello,
+     * requests wait for the new socket instead of failing, and the attempts come a short jittered
+     * delay apart instead of backing off.
+     */
+    private volatile boolean restarting;
+    /** Delays between attempts after a 1012, in ms: a random time in [min, max]. */
+    static final int RESTART_MIN_MS = 25;
+    static final int RESTART_MAX_MS = 200;
+    /** After this long without a new socket, a restart's outage is an ordinary one (backoff). */
+    static final long RESTART_PATIENCE_MS = 30_000;
 
     Connector(DefaultHyphaClient client, ServerList servers, HttpClient http, TokenSource tokens, ClientOptions options,
               ExecutorService workers) {
@@ -87,6 +99,11 @@ final class Connector implements Link.Owner {
 
     String lastLoss() {
         return lastLoss;
+    }
+
+    /** True between a 1012 close and the next hello. */
+    boolean restarting() {
+        return restarting;
     }
 
     /** Stops reconnecting and hands back the live link (null if none) for the caller to close. */
@@ -166,6 +183,7 @@ final class Connector implements Link.Owner {
     /** Makes {@code l} the live link; after a reconnect the client restores what it had on it. */
     private void attach(Link l, boolean reconnected) {
         LINK.setVolatile(this, l);
+        restarting = false;
         if (l.ended()) {
             // dropped between its hello and now: its own report was ignored, as it was not live yet
             lost(l, 1006, "dropped while connecting", true);
@@ -209,11 +227,21 @@ final class Connector implements Link.Owner {
         String why = abrupt ? "the connection to " + server + " ended without a close frame (" + reason + ")"
                 : server + " closed the socket (" + code + (reason.isEmpty() ? "" : " " + reason) + ")";
         lastLoss = why;
-        boolean forGood = code == 4001 || code == 4004 || !options.reconnect();
-        ErrorCode closeCode = code == 4001 ? ErrorCode.UNAUTHORIZED : code == 4004 ? ErrorCode.NOT_FOUND : null;
-        client.lost(l, why, forGood, closeCode);
+        // what the close means, from the one table the server reads too (api CloseCode)
+        CloseCode.Reconnect how = abrupt ? CloseCode.Reconnect.BACKOFF : CloseCode.reconnectAfter(code);
+        boolean forGood = (how == CloseCode.Reconnect.NEVER && code != CloseCode.NORMAL.code()) || !options.reconnect();
+        ErrorCode closeCode = forGood ? CloseCode.of(code).map(CloseCode::error).orElse(null) : null;
+        boolean restart = how == CloseCode.Reconnect.SOON && !forGood;
+        if (restart) {
+            restarting = true;
+        }
+        // after a 1012 the server answered everything it ran: what has no answer was not applied
+        client.lost(l, why, forGood, closeCode, restart);
         if (forGood) {
             return;
+        }
+        if (restart && servers.size() > 1) {
+            servers.rotate();
         }
         boolean now = false;
         if (code == Link.MOVED && recentMoves < MAX_MOVES) {
@@ -228,16 +256,24 @@ final class Connector implements Link.Owner {
         boolean immediately = now;
         long droppedAt = System.nanoTime();
         try {
-            workers.execute(() -> reconnectLoop(immediately, droppedAt));
+            workers.execute(() -> reconnectLoop(immediately, droppedAt, restart));
         } catch (RejectedExecutionException e) {
             // closed meanwhile
         }
     }
 
     /** Attempts until a socket says hello; {@code droppedAt} (nanoTime) is when the outage began. */
-    private void reconnectLoop(boolean immediately, long droppedAt) {
+    private void reconnectLoop(boolean immediately, long droppedAt, boolean restart) {
         for (int attempt = 0; !stopped; attempt++) {
-            if (!(immediately && attempt == 0)) {
+            long outage = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedAt);
+            if (restart && outage < RESTART_PATIENCE_MS) {
+                // a restart: the new process is seconds away at most; come back soon, without growing
+                try {
+                    Thread.sleep(ThreadLocalRandom.current().nextLong(RESTART_MIN_MS, RESTART_MAX_MS + 1));
+                } catch (InterruptedException e) {
+                    return;
+                }
+            } else if (!(immediately && attempt == 0)) {
                 // the bound grows per round over the server list, not per server tried, and stays
                 // short while the outage is young (Backoff)
                 long outageMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedAt);

@@ -124,10 +124,14 @@ final class DefaultHyphaClient implements HyphaClient {
     // ------------------------------------------------------------------ connection events
 
     /** The connector's link {@code l} dropped: fail what may not be repeated; close for good or wait for the next. */
-    void lost(Link l, String why, boolean forGood, ErrorCode closedBecause) {
+    void lost(Link l, String why, boolean forGood, ErrorCode closedBecause, boolean notApplied) {
         // what went out on the dead socket and may not be repeated has an unknown outcome: the
-        // server may or may not have applied it (an abrupt end tells nothing at all)
-        pending.lost(l, new HyphaException(ErrorCode.UNAVAILABLE, why + "; outcome unknown"), forGood);
+        // server may or may not have applied it (an abrupt end tells nothing at all); after a 1012
+        // (notApplied) the server answered all it ran, so every request without an answer stays and
+        // goes out again on the next socket (restore sends what was not sent on it)
+        if (forGood || !notApplied) {
+            pending.lost(l, new HyphaException(ErrorCode.UNAVAILABLE, why + "; outcome unknown"), forGood);
+        }
         if (forGood) {
             // told to the onError listeners, and logged (a warning) only when there is none
             // (CLIENT.md "Errors"): an application that listens must not find it on stderr too
@@ -316,7 +320,7 @@ final class DefaultHyphaClient implements HyphaClient {
             return CompletableFuture.failedFuture(new HyphaException(ErrorCode.UNAVAILABLE, "the client is closed"));
         }
         Link l = connector.current();
-        if (l == null && !options.waitForReconnect()) {
+        if (l == null && !options.waitForReconnect() && !connector.restarting()) {
             return CompletableFuture.failedFuture(new HyphaException(ErrorCode.UNAVAILABLE, "not connected ("
                     + connector.lastLoss() + "); reconnecting to " + connector.endpoint().server() + "; " + frame.op().wire()
                     + " was not sent"));

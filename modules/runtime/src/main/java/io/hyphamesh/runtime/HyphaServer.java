@@ -386,8 +386,8 @@ public final class HyphaServer implements AutoCloseable {
     }
 
     /**
-     * Graceful shutdown: stop taking requests (sockets get close code 1001 after what is already
-     * queued to them), let objects finish what is in their mailboxes, commit every queued write,
+     * Graceful shutdown: hold new requests, answer those running (ws.drain-timeout), close the
+     * sockets with 1012 after what is queued to them, let objects finish, commit every queued write,
      * shut Derby down cleanly, then stop the listener.
      */
     @Override
@@ -400,6 +400,12 @@ public final class HyphaServer implements AutoCloseable {
         // a cluster member first hands its partitions over (their sockets move, their objects commit)
         cluster.ifPresent(ClusterWiring::close);
         try {
+            // answer what runs, hold what arrives, then 1012: clients resend what has no answer
+            long t0 = System.nanoTime();
+            int unfinished = transport.drain(config.duration("ws.drain-timeout"));
+            LOG.info("drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
+                    + (unfinished == 0 ? "; every socket closed with 1012 (restart)"
+                    : "; " + unfinished + " socket(s) still had requests running: closed with 1001"));
             transport.close();
             host.close();
         } catch (RuntimeException e) {

@@ -482,14 +482,14 @@ class RealtimeTest {
     }
 
     @Test
-    void aShutdownTellsSocketsItIsGoingAway() throws Exception {
+    void aShutdownTellsSocketsItIsRestarting() throws Exception {
         TestServer own = TestServer.start();
         String ws = own.newWorkspace();
         try (RawSocket s = RawSocket.open(own, ws, own.token(ws, "read", "bye"), true)) {
             s.await("\"hello\"");
             own.stop();
             Integer code = s.closes.poll(10, TimeUnit.SECONDS);
-            assertEquals(1001, code, "close code 1001 (going away), so clients know to reconnect");
+            assertEquals(1012, code, "close code 1012 (service restart): clients come back soon and resend what has no answer");
         }
     }
 

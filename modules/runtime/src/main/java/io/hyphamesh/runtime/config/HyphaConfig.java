@@ -69,6 +69,7 @@ public final class HyphaConfig {
             new Setting("ws.ping-interval", "20s", "server WebSocket ping cadence"),
             new Setting("ws.idle-timeout", "60s", "a socket that sent nothing (not even a pong) this long is closed"),
             new Setting("ws.stall-timeout", "5s", "an RPC provider owing answers to routed calls that sends nothing, not even a pong, this long is stalled: no more calls go to it and it is closed as a slow consumer (4008)"),
+            new Setting("ws.drain-timeout", "1s", "on SIGTERM, how long requests already running get to be answered before the sockets close with 1012 (those still running then: 1001)"),
             new Setting("ws.heap-reserve-percent", "15", "new sockets are refused (503) while less than this share of the heap was free after the last GC; 0 turns the guard off"),
             new Setting("rpc.default-timeout", "30s", "call timeout when the caller gives none"),
             new Setting("rpc.max-timeout", "300s", "longest call timeout a caller may ask for"),

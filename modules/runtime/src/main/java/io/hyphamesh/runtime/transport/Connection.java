@@ -15,6 +15,7 @@ import java.util.logging.Logger;
 import io.helidon.common.buffers.BufferData;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.websocket.WsSession;
+import io.hyphamesh.api.CloseCode;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.Frames;
@@ -40,20 +41,15 @@ import jakarta.json.JsonValue;
 final class Connection implements Session {
     private static final Logger LOG = Logger.getLogger(Connection.class.getName());
 
-    /** Close code: the client did not read fast enough. */
-    static final int CLOSE_SLOW_CONSUMER = 4008;
-    /** Close code: the token was revoked or expired. */
-    static final int CLOSE_TOKEN_REVOKED = 4001;
-    /** Close code: the workspace was deleted. */
-    static final int CLOSE_WORKSPACE_DELETED = 4004;
-    /** Close code: nothing received within the idle timeout. */
-    static final int CLOSE_IDLE = 4000;
-    /** Close code: the server is shutting down. */
-    static final int CLOSE_GOING_AWAY = 1001;
-    /** Close code: try again later (the workspace is between servers, or the server is full). */
-    static final int CLOSE_TRY_AGAIN = 1013;
-    /** Close code: the workspace is served by another server, whose base URL is the close reason. */
-    static final int CLOSE_MOVED = 4307;
+    // the close codes the server sends: one table (api CloseCode), read by the JVM client too
+    static final int CLOSE_SLOW_CONSUMER = CloseCode.SLOW_CONSUMER.code();
+    static final int CLOSE_TOKEN_REVOKED = CloseCode.TOKEN_ENDED.code();
+    static final int CLOSE_WORKSPACE_DELETED = CloseCode.WORKSPACE_DELETED.code();
+    static final int CLOSE_IDLE = CloseCode.IDLE.code();
+    static final int CLOSE_GOING_AWAY = CloseCode.GOING_AWAY.code();
+    static final int CLOSE_RESTART = CloseCode.SERVICE_RESTART.code();
+    static final int CLOSE_TRY_AGAIN = CloseCode.TRY_AGAIN_LATER.code();
+    static final int CLOSE_MOVED = CloseCode.MOVED.code();
 
     private static final int MAX_BATCH_FRAMES = 512;
     private static final int MAX_BATCH_CHARS = 256 * 1024;
@@ -138,6 +134,11 @@ final class Connection implements Session {
 
     Principal principal() {
         return principal;
+    }
+
+    /** Requests of this socket not answered yet (a drain waits for 0). */
+    int inFlight() {
+        return inFlight.get();
     }
 
     @Override
@@ -306,6 +307,12 @@ final class Connection implements Session {
         }
         if (inFlight.incrementAndGet() > transport.maxInFlight()) {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
+            return;
+        }
+        if (transport.draining()) {
+            // counted before the check, so a drain that saw no request in flight sees none start:
+            // held unanswered and never run; the 1012 close that follows says it was not applied
+            inFlight.decrementAndGet();
             return;
         }
         try {

@@ -147,9 +147,18 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final io.hyphamesh.runtime.http.Origins origins;
 
     private void refuseWhenClosing() {
-        if (closing) {
-            throw new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry");
+        if (closing || draining) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, closing ? "server is shutting down; retry"
+                    : "server is restarting; retry in a moment");
         }
+    }
+
+    /** Set by {@link #drain}: requests arriving are held unanswered (not run) until the socket closes with 1012. */
+    private volatile boolean draining;
+
+    /** True from the start of a graceful stop's drain. */
+    public boolean draining() {
+        return draining;
     }
 
     boolean closing() {
@@ -240,8 +249,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * full, or the workspace is between servers.
      */
     Connection open(Principal p, String ws, WsSession session) {
-        if (closing) {
-            session.close(Connection.CLOSE_TRY_AGAIN, "server is shutting down");
+        if (closing || draining) {
+            session.close(Connection.CLOSE_TRY_AGAIN, closing ? "server is shutting down" : "server is restarting");
             return null;
         }
         if (!placement.serves(ws)) {
@@ -439,6 +448,44 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             }
         }
     }
+
+    /**
+     * The drain of a graceful stop (docs/PROTOCOL.md "Close codes", 1012): from now on requests
+     * arriving on open sockets are held, never run, and upgrades are refused {@code 503}; what was
+     * already dispatched is answered (for at most {@code bound}); then every socket is closed with
+     * {@code 1012} "server restarting", which tells the client that whatever it has no answer for was
+     * not applied, so it can send all of it again on its next socket. A socket that still has a
+     * request running when the bound ends (an RPC call its provider has not answered) is closed with
+     * {@code 1001} instead: for it the usual "outcome unknown" rules hold. Returns how many sockets
+     * were closed with 1001.
+     */
+    public int drain(java.time.Duration bound) {
+        draining = true;
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.inFlight() > 0)) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        closing = true;
+        int unfinished = 0;
+        for (Connection c : connections.values()) {
+            if (c.inFlight() > 0) {
+                unfinished++;
+                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
+            } else {
+                c.close(Connection.CLOSE_RESTART, RESTART_REASON, false);
+            }
+        }
+        return unfinished;
+    }
+
+    /** The 1012 reason: when to come back, and what an unanswered request means. */
+    static final String RESTART_REASON = io.hyphamesh.api.CloseCode.reason(
+            "server restarting: reconnect in a moment; requests without an answer were not applied");
 
     /** Closes every socket with 1001 (going away); used by graceful shutdown. */
     public void closeAll() {
