@@ -39,6 +39,36 @@ final class DataDirLock implements AutoCloseable {
 
     /** Creates the directory if needed and locks it; fails with one line naming the holder. */
     static DataDirLock acquire(Path dataDir) {
+        return acquire(dataDir, java.time.Duration.ZERO);
+    }
+
+    /**
+     * As {@link #acquire(Path)}, but while another process holds the directory it tries again
+     * every 10 ms for up to {@code wait} (the {@code lock-wait} setting, which {@code ./hypha
+     * restart} gives the new process so that it boots while the old one drains).
+     */
+    static DataDirLock acquire(Path dataDir, java.time.Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (true) {
+            try {
+                return acquireOnce(dataDir);
+            } catch (IllegalStateException e) {
+                boolean otherProcess = String.valueOf(e.getMessage()).contains("is in use by another")
+                        && !String.valueOf(e.getMessage()).contains("(this process)");
+                if (!otherProcess || System.nanoTime() >= deadline) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static DataDirLock acquireOnce(Path dataDir) {
         Path file = dataDir.resolve(FILE);
         try {
             Files.createDirectories(dataDir);

@@ -89,10 +89,23 @@ public final class HyphaServer implements AutoCloseable {
      */
     public static HyphaServer start(HyphaConfig config) {
         Path dataDir = config.path("data-dir");
-        checkPortFree(config.string("host"), config.intValue("port"));
+        java.time.Duration lockWait = config.duration("lock-wait");
+        if (lockWait.isZero()) {
+            checkPortFree(config.string("host"), config.intValue("port"));
+        }
         Deque<AutoCloseable> undo = new ArrayDeque<>();
         FirstStart first = FirstStart.before(dataDir);
-        DataDirLock lock = DataDirLock.acquire(dataDir);
+        // with lock-wait (./hypha restart) this process boots while the old one drains, and waits
+        // here for it to let go of the data directory: it releases the lock last, its port before
+        DataDirLock lock = DataDirLock.acquire(dataDir, lockWait);
+        if (!lockWait.isZero()) {
+            try {
+                checkPortFree(config.string("host"), config.intValue("port"));
+            } catch (RuntimeException e) {
+                lock.close();
+                throw e;
+            }
+        }
         undo.push(lock);
         first.locked();
         try {

@@ -27,6 +27,7 @@ public final class HyphaConfig {
             new Setting("host", "127.0.0.1", "interface the server listens on"),
             new Setting("port", "8080", "TCP port (0 picks a free one)"),
             new Setting("data-dir", "./data", "directory for Derby databases, keys, root token and blobs"),
+            new Setting("lock-wait", "0s", "at start, how long to wait for another server to release the data directory (0s: fail at once); ./hypha restart starts the new process with it so that it boots while the old one drains"),
             new Setting("root-token", "", "root token; generated at first start into <data-dir>/root-token when unset"),
             new Setting("public-url", "", "base URL clients reach the server at (for signed URLs); default http://<host>:<port>"),
             new Setting("tls.cert-file", "", "PEM certificate chain of the listener (the server's first): with tls.key-file, the listener speaks https:// and wss:// only"),
