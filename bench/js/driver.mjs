@@ -618,5 +618,6 @@ try {
   send({ type: 'fatal', msg: describe(e) });
 }
 for (const c of clients) await c.close().catch(() => {});
-send({ type: 'done' });
-process.exit(0);
+// a row of many latencies is more than the pipe holds: libuv may still be writing it, and
+// process.exit() would cut it off; exit once the last line (written after it) is flushed
+process.stdout.write(JSON.stringify({ type: 'done' }) + '\n', () => process.exit(0));
