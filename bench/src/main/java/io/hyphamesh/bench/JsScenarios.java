@@ -220,8 +220,14 @@ final class JsScenarios {
                     long total = m.getJsonNumber("total").longValue();
                     done.add(name);
                     run.scenario(name, Row.US, total, target.api(), () -> {
-                        d.send("go");
-                        return d.row(name);
+                        try {
+                            d.send("go");
+                            return d.row(name);
+                        } catch (IOException | RuntimeException e) {
+                            // failed here, not in Run.scenario: the row must still say it is the JS client's
+                            return Row.of(name, Row.US).put("client", CLIENT).errors(Math.max(1, total))
+                                    .put("failed", true).note("scenario failed: " + Load.describe(e));
+                        }
                     });
                 } else {
                     throw new IOException("the driver sent an unexpected line: " + m);
