@@ -26,7 +26,7 @@ import jakarta.json.stream.JsonGenerator;
  * prints the summary table (ours, peers, marks, ratio). Stateless.
  */
 final class Report {
-    static final List<String> CSV_COLUMNS = List.of("name", "system", "client", "provider", "n", "errors", "p50_ms", "p95_ms",
+    static final List<String> CSV_COLUMNS = List.of("name", "system", "provider", "n", "errors", "p50_ms", "p95_ms",
             "p99_ms", "max_ms", "throughput_per_s", "mb_per_s", "peak", "failures", "conflicts", "final_exact", "skipped",
             "mark", "mark_ratio", "notes");
 
@@ -104,12 +104,17 @@ final class Report {
             w.write(toJson(top));
         }
         Files.writeString(json, sw.toString().strip() + "\n", StandardCharsets.UTF_8);
-        StringBuilder b = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> rows = (List<Map<String, Object>>) top.get("scenarios");
+        // a run with rows of another client (--client js) has a column saying which; others keep their columns
+        List<String> columns = new ArrayList<>(CSV_COLUMNS);
+        if (rows.stream().anyMatch(r -> r.get("client") != null)) {
+            columns.add(columns.indexOf("system") + 1, "client");
+        }
+        StringBuilder b = new StringBuilder(String.join(",", columns)).append('\n');
         for (Map<String, Object> r : rows) {
             List<String> cells = new ArrayList<>();
-            for (String c : CSV_COLUMNS) {
+            for (String c : columns) {
                 Object v = r.get(c);
                 cells.add(v == null ? "" : csv(String.valueOf(v)));
             }
@@ -195,7 +200,7 @@ final class Report {
         for (Row r : run.rows()) {
             names.add(r.name());
         }
-        String fmt = "%-24s %-14s %8s %5s %9s %9s %13s  %-42s %s%n";
+        String fmt = "%-24s %-" + (run.rows().stream().anyMatch(r -> r.client().isPresent()) ? 14 : 11) + "s %8s %5s %9s %9s %13s  %-42s %s%n";
         out.printf(Locale.ROOT, fmt, "scenario", "system", "n", "err", "p50 ms", "p99 ms", "throughput/s", "mark", "ratio");
         out.println("-".repeat(140));
         Map<String, String> skippedWhy = new java.util.LinkedHashMap<>();

@@ -5,11 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import io.hyphamesh.api.JsonText;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** --client js without Node or a server: the option, a driver line as a row, the ratios to the JVM row. */
 class JsClientTest {
@@ -76,6 +82,22 @@ class JsClientTest {
         assertTrue(run.find("rpc.noop.serial", Row.US).orElseThrow().client().isEmpty(), "find keeps to the JVM rows");
         assertTrue(run.rows().get(0).get("mark").map(String::valueOf).orElse("").contains("NATS"),
                 "the JVM row keeps its own mark");
+    }
+
+    @Test
+    void theCsvHasAClientColumnOnlyWhenARunHasJsRows(@TempDir Path dir) throws Exception {
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("label", "t");
+        top.put("scenarios", List.of(Row.of("rpc.noop.serial", Row.US, measured(400_000, 10)).fields()));
+        Report.write(dir.resolve("a.json"), dir.resolve("a.csv"), top);
+        assertEquals(String.join(",", Report.CSV_COLUMNS), Files.readAllLines(dir.resolve("a.csv")).get(0));
+        top.put("scenarios", List.of(Row.of("rpc.noop.serial", Row.US, measured(400_000, 10)).fields(),
+                Row.of("rpc.noop.serial", Row.US, "js", measured(400_000, 10)).fields()));
+        Report.write(dir.resolve("b.json"), dir.resolve("b.csv"), top);
+        List<String> csv = Files.readAllLines(dir.resolve("b.csv"));
+        assertTrue(csv.get(0).startsWith("name,system,client,provider,"), csv.get(0));
+        assertTrue(csv.get(1).startsWith("rpc.noop.serial,hypha-mesh,,"), csv.get(1));
+        assertTrue(csv.get(2).startsWith("rpc.noop.serial,hypha-mesh,js,"), csv.get(2));
     }
 
     /** ok operations of {@code latencyNanos} each, at {@code perSecond}. */
