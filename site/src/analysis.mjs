@@ -20,9 +20,13 @@ export function rowsOf(run, name) {
   return run ? run.scenarios.filter((r) => r.name === name) : [];
 }
 
-/** Our rows for a scenario (several when it ran on several providers), in file order. */
+/**
+ * Our rows for a scenario (several when it ran on several providers), in file order: those run
+ * through the JVM client, which the marks and the headline speak of. Rows run through another
+ * client (`--client js`) are shown beside them in the scenario tables and charts, labelled.
+ */
 export function ourRows(run, name) {
-  return rowsOf(run, name).filter((r) => r.system === US);
+  return rowsOf(run, name).filter((r) => r.system === US && !r.client);
 }
 
 export function ourRow(run, name) {

@@ -8,6 +8,8 @@ import path from 'node:path';
 const NUMERIC = ['n', 'errors', 'p50_ms', 'p95_ms', 'p99_ms', 'max_ms', 'throughput_per_s',
   'mb_per_s', 'peak', 'failures', 'conflicts', 'server_cpu_us_per_op', 'client_cpu_us_per_op', 'server_jit_cpu_us_per_op', 'acknowledged_lost'];
 
+const CLIENT_LABEL = { js: 'TypeScript client' };
+
 function num(v) {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
@@ -26,7 +28,10 @@ function normaliseRow(raw) {
   row.notes = raw.notes == null ? '' : String(raw.notes);
   // The artifact scenarios run on more than one provider; the harness may name it in any of these.
   const variant = raw.provider ?? raw.variant ?? raw.backend ?? raw.store ?? null;
-  row.variant = variant == null ? '' : String(variant);
+  // A row run through another client than the JVM one (`./hypha bench --client js`): "" for the JVM client.
+  row.client = raw.client == null || raw.client === 'jvm' ? '' : String(raw.client);
+  const parts = [variant == null ? '' : String(variant), row.client ? CLIENT_LABEL[row.client] || `${row.client} client` : ''];
+  row.variant = parts.filter(Boolean).join(', ');
   return row;
 }
 

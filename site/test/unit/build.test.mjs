@@ -61,6 +61,31 @@ test('rows without name or system are left out with a warning; numbers given as 
   assert.equal(run.warnings.length, 1);
 });
 
+test('rows run through the TypeScript client are labelled beside ours, and the marks keep to the JVM client', () => {
+  const { run } = parseRun(minimal({ scenarios: [
+    { name: 'log.append.serial', system: 'hypha-mesh', p50_ms: 0.3, throughput_per_s: 3000 },
+    { name: 'log.append.serial', system: 'hypha-mesh', client: 'js', p50_ms: 0.9, throughput_per_s: 1000, client_cpu_us_per_op: 40, p50_ratio_to_jvm: 3 },
+    { name: 'artifact.put.8m', system: 'hypha-mesh', provider: 'filesystem', mb_per_s: 100 },
+    { name: 'artifact.put.8m', system: 'hypha-mesh', provider: 'filesystem', client: 'js', mb_per_s: 50 },
+  ] }), 'x.json');
+  const js = run.scenarios.filter((r) => r.client === 'js');
+  assert.deepEqual(js.map((r) => r.variant), ['TypeScript client', 'filesystem, TypeScript client']);
+  assert.equal(js[0].client_cpu_us_per_op, 40);
+  assert.deepEqual(run.scenarios.filter((r) => !r.client).map((r) => r.variant), ['', 'filesystem']);
+  const mark = evaluateMark(run, 'log.append.serial');
+  assert.equal(mark.checks.length, 1);
+  assert.equal(mark.checks[0].ours, 0.3);
+  const dir = tmp();
+  fs.writeFileSync(path.join(dir, 'js.json'), minimal({ scenarios: [
+    { name: 'rpc.noop.serial', system: 'hypha-mesh', n: 10, errors: 0, p50_ms: 0.3, throughput_per_s: 3000 },
+    { name: 'rpc.noop.serial', system: 'hypha-mesh', client: 'js', n: 10, errors: 0, p50_ms: 0.4, throughput_per_s: 2500, mark: 'JS p50 ≤ 1.5 × the JVM client\'s (same run)', mark_ratio: 1.1 },
+  ], config: { client_js: { node: 'v20.20.2', browser_bundle: { minified_bytes: 35676, gzip_bytes: 11863 } } } }));
+  const out = path.join(dir, 'site');
+  build({ results: dir, out });
+  const page = fs.readFileSync(path.join(out, 'scenarios.html'), 'utf8');
+  assert.match(page, /Hypha-Mesh \(TypeScript client\)/);
+});
+
 test('the shown run is the latest full run, or the one asked for', () => {
   const { runs } = loadResults(FIXTURES);
   assert.equal(runs.length, 3);

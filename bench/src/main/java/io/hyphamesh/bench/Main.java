@@ -53,6 +53,13 @@ public final class Main {
     }
 
     private int run(Options o) throws Exception {
+        if (o.clientJs()) {
+            Optional<String> why = JsScenarios.unavailable();
+            if (why.isPresent()) {
+                System.err.println("bench: " + why.get());
+                return 2;
+            }
+        }
         Instant started = Instant.now();
         String loadBefore = loadAverage();
         long t0 = System.nanoTime();
@@ -80,6 +87,9 @@ public final class Main {
         config.put("command", command);
         config.put("client", "io.hyphamesh.client (JVM, its own RFC 6455 client on a blocking socket, JSON text frames) over loopback;"
                 + " one socket per HyphaClient");
+        if (o.clientJs()) {
+            config.put("client_js", JsScenarios.config());
+        }
         Progress.say("hypha bench: " + (o.quick() ? "quick smoke run" : "full run") + ", temp dir " + tmp);
         try {
             ArtifactProbe fs = new ArtifactProbe();
@@ -165,10 +175,11 @@ public final class Main {
             if (!r.system().equals(Row.US)) {
                 continue;
             }
+            String label = r.name() + r.client().map(c -> " (" + c + ")").orElse("");
             if (r.get("failed").isPresent() || r.name().equals("run")) {
-                failed.add(r.name());
+                failed.add(label);
             } else if (r.errors() > 0 && !r.name().equals("ws.max")) {
-                withErrors.add(r.name());
+                withErrors.add(label);
             }
         }
         if (!withErrors.isEmpty()) {
@@ -235,6 +246,11 @@ public final class Main {
                 } else {
                     ArtifactScenarios.skipAll(run, "filesystem", fs.why);
                 }
+            }
+            if (o.clientJs()) {
+                // after the JVM rows, on the same server and workspace (ws.max, which fills the server with
+                // sockets, after both)
+                JsScenarios.run(run, main, ws, tmp, fs.ok, fs.why);
             }
             if (o.selected("ws.max")) {
                 // closed clients leave their JDK HttpClient (selector, descriptors) to the collector

@@ -34,13 +34,15 @@ import java.util.Set;
  *                      "off" (--no-ceph), "auto" (when ./hypha test's cluster or the Ceph packages are there)
  * @param cluster       servers of the cluster.* scenarios (0: none)
  * @param clusterKills  kills of cluster.failover
+ * @param clientJs      --client js: the scenarios through the TypeScript client under Node too, beside the JVM client's
  */
 record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
                double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
                Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict, String ceph, int cluster,
-               int clusterKills) {
+               int clusterKills, boolean clientJs) {
 
     static final List<String> PEERS = List.of("nats", "redis");
+    static final List<String> CLIENTS = List.of("jvm", "js");
 
     static String usage() {
         return """
@@ -68,6 +70,11 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --cluster N             also the cluster.* scenarios: PostgreSQL beside Derby, N servers on
                                           PostgreSQL + ZooKeeper (started by the harness), failover (N >= 2)
                   --cluster-kills K       kills of cluster.failover (default 10, quick 2)
+                  --client js             also run the scenarios through the TypeScript client (@hyphamesh/client)
+                                          under Node 20+, beside the JVM client's rows on the same server: rows
+                                          with "client": "js" and the JVM row's name (rpc, log, doc, ws.connect,
+                                          presence, artifact put/get); ./hypha bench builds modules/client-js when
+                                          its dist/ is missing or stale. Default: jvm (the JVM client alone)
                 """;
     }
 
@@ -94,7 +101,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             throw new HelpRequested();
         }
         Set<String> known = Set.of("only", "label", "entries", "duration", "ops", "rate", "ws-target", "peers", "server",
-                "root-token", "results", "server-jar", "cluster", "cluster-kills");
+                "root-token", "results", "server-jar", "cluster", "cluster-kills", "client");
         for (String k : kv.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k + "\n" + usage());
@@ -106,6 +113,12 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
         for (String p : peers) {
             if (!PEERS.contains(p)) {
                 throw new IllegalArgumentException("unknown peer '" + p + "' (known: " + PEERS + ")");
+            }
+        }
+        List<String> clients = kv.containsKey("client") ? split(kv.get("client")) : List.of("jvm");
+        for (String c : clients) {
+            if (!CLIENTS.contains(c)) {
+                throw new IllegalArgumentException("unknown client '" + c + "' (known: " + CLIENTS + "; js runs beside jvm)");
             }
         }
         Optional<URI> server = Optional.ofNullable(kv.get("server")).map(URI::create);
@@ -141,7 +154,8 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 flags.contains("strict"),
                 flags.contains("no-ceph") ? "off" : flags.contains("ceph") ? "on" : "auto",
                 cluster,
-                kills);
+                kills,
+                clients.contains("js"));
     }
 
     /** True when scenario {@code name} is selected by {@code --only}. */

@@ -12,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import jakarta.json.JsonArrayBuilder;
@@ -38,6 +39,10 @@ final class Report {
             if (!r.system().equals(Row.US)) {
                 continue;
             }
+            if (r.client().isPresent()) {
+                againstJvm(r, run);
+                continue;
+            }
             Marks.of(r, run).ifPresent(m -> {
                 r.put("mark", m.text());
                 r.put("mark_ratio", m.ratio().map(v -> Row.round(v, 4)).orElse(null));
@@ -48,6 +53,50 @@ final class Report {
         }
     }
 
+    /** Latency rows of the JS client's mark (p50 within 1.5 × the JVM client's); the others are throughput rows. */
+    static final Set<String> JS_LATENCY = Set.of("rpc.noop.serial", "rpc.echo1k.serial", "log.append.serial",
+            "doc.cas.serial", "ws.connect", "presence.propagate");
+    static final double JS_P50_FACTOR = 1.5;
+    static final double JS_THROUGHPUT_FACTOR = 2.0;
+
+    /**
+     * A row run through another client (--client js) is held to the JVM client's row of the same
+     * name (and provider) in the same run: the ratios of p50 and throughput, and the issue's mark
+     * for the TypeScript client (p50 within 1.5 ×, throughput within 2 × of the JVM client's).
+     */
+    static void againstJvm(Row js, Run run) {
+        if (js.get("skipped").isPresent() || js.get("failed").isPresent()) {
+            return;
+        }
+        Object provider = js.get("provider").orElse(null);
+        Optional<Row> jvm = run.rows().stream().filter(r -> r.name().equals(js.name()) && r.system().equals(Row.US)
+                && r.client().isEmpty() && java.util.Objects.equals(r.get("provider").orElse(null), provider)
+                && r.get("skipped").isEmpty() && r.get("failed").isEmpty()).findFirst();
+        if (jvm.isEmpty()) {
+            js.note("no JVM client row of this scenario in the run to compare with");
+            return;
+        }
+        Optional<Double> p50 = js.number("p50_ms");
+        Optional<Double> jp50 = jvm.get().number("p50_ms");
+        Optional<Double> tp = js.number("throughput_per_s");
+        Optional<Double> jtp = jvm.get().number("throughput_per_s");
+        if (p50.isPresent() && jp50.isPresent() && jp50.get() > 0) {
+            js.put("p50_ratio_to_jvm", Row.round(p50.get() / jp50.get(), 3));
+        }
+        if (tp.isPresent() && jtp.isPresent() && jtp.get() > 0) {
+            js.put("throughput_ratio_to_jvm", Row.round(tp.get() / jtp.get(), 3));
+        }
+        if (JS_LATENCY.contains(js.name())) {
+            js.put("mark", "JS p50 ≤ 1.5 × the JVM client's (same run)");
+            js.put("mark_ratio", p50.isPresent() && jp50.isPresent() && p50.get() > 0
+                    ? Row.round(JS_P50_FACTOR * jp50.get() / p50.get(), 4) : null);
+        } else {
+            js.put("mark", "JS throughput ≥ ½ the JVM client's (same run)");
+            js.put("mark_ratio", tp.isPresent() && jtp.isPresent() && jtp.get() > 0
+                    ? Row.round(tp.get() * JS_THROUGHPUT_FACTOR / jtp.get(), 4) : null);
+        }
+    }
+
     static void write(Path json, Path csv, Map<String, Object> top) throws IOException {
         Files.createDirectories(json.getParent());
         StringWriter sw = new StringWriter();
@@ -55,12 +104,17 @@ final class Report {
             w.write(toJson(top));
         }
         Files.writeString(json, sw.toString().strip() + "\n", StandardCharsets.UTF_8);
-        StringBuilder b = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> rows = (List<Map<String, Object>>) top.get("scenarios");
+        // a run with rows of another client (--client js) has a column saying which; others keep their columns
+        List<String> columns = new ArrayList<>(CSV_COLUMNS);
+        if (rows.stream().anyMatch(r -> r.get("client") != null)) {
+            columns.add(columns.indexOf("system") + 1, "client");
+        }
+        StringBuilder b = new StringBuilder(String.join(",", columns)).append('\n');
         for (Map<String, Object> r : rows) {
             List<String> cells = new ArrayList<>();
-            for (String c : CSV_COLUMNS) {
+            for (String c : columns) {
                 Object v = r.get(c);
                 cells.add(v == null ? "" : csv(String.valueOf(v)));
             }
@@ -83,6 +137,7 @@ final class Report {
                 m.put("name", r.name());
                 m.put("system", r.system());
                 r.get("provider").ifPresent(p -> m.put("provider", p));
+                r.client().ifPresent(c -> m.put("client", c));
                 m.put("unit", "ns");
                 m.put("hdr_compressed_base64", java.util.Base64.getEncoder().encodeToString(
                         java.util.Arrays.copyOf(buf.array(), n)));
@@ -145,14 +200,14 @@ final class Report {
         for (Row r : run.rows()) {
             names.add(r.name());
         }
-        String fmt = "%-24s %-11s %8s %5s %9s %9s %13s  %-42s %s%n";
+        String fmt = "%-24s %-" + (run.rows().stream().anyMatch(r -> r.client().isPresent()) ? 14 : 11) + "s %8s %5s %9s %9s %13s  %-42s %s%n";
         out.printf(Locale.ROOT, fmt, "scenario", "system", "n", "err", "p50 ms", "p99 ms", "throughput/s", "mark", "ratio");
         out.println("-".repeat(140));
         Map<String, String> skippedWhy = new java.util.LinkedHashMap<>();
         for (String name : names) {
             for (Row r : run.rows()) {
                 if (r.name().equals(name) && r.get("skipped").isPresent()) {
-                    String sys = r.system() + r.get("provider").map(p -> "/" + p).orElse("");
+                    String sys = r.system() + r.get("provider").map(p -> "/" + p).orElse("") + r.client().map(c -> " " + c).orElse("");
                     skippedWhy.merge(sys + ": " + String.valueOf(r.fields().get("notes")), name, (a, b) -> a + ", " + b);
                 }
             }
@@ -165,7 +220,8 @@ final class Report {
                 if (!r.name().equals(name)) {
                     continue;
                 }
-                String sys = r.system() + r.get("provider").map(p -> p.equals("filesystem") ? "" : "/" + p).orElse("");
+                String sys = r.system() + r.get("provider").map(p -> p.equals("filesystem") ? "" : "/" + p).orElse("")
+                        + r.client().map(c -> " " + c).orElse("");
                 String tp = r.number("mb_per_s").map(v -> String.format(Locale.ROOT, "%.1f MB/s", v))
                         .or(() -> r.number("peak").map(v -> String.format(Locale.ROOT, "peak %,d", v.longValue())))
                         .orElse(r.number("throughput_per_s").map(v -> String.format(Locale.ROOT, "%,.0f", v)).orElse("-"));

@@ -40,7 +40,18 @@ final class Row {
 
     /** Row from a measurement: n, errors, percentiles and throughput (successful operations per second). */
     static Row of(String name, String system, Load.Measured m) {
+        return of(name, system, null, m);
+    }
+
+    /**
+     * The same, for a row run through another client than the JVM one ({@code client}, e.g. "js";
+     * null for the JVM client): the field {@code client} comes right after the fixed fields.
+     */
+    static Row of(String name, String system, String client, Load.Measured m) {
         Row r = new Row(name, system);
+        if (client != null) {
+            r.put("client", client);
+        }
         r.n(m.attempts()).errors(m.errors()).latency(m.histogram());
         if (m.elapsedNanos() > 0) {
             r.throughput(m.ok() / (m.elapsedNanos() / 1e9));
@@ -65,6 +76,11 @@ final class Row {
 
     String system() {
         return (String) fields.get("system");
+    }
+
+    /** The client the row ran through when not the JVM one ("js"), else empty. */
+    Optional<String> client() {
+        return get("client").map(String::valueOf);
     }
 
     Row n(long n) {

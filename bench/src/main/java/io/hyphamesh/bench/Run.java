@@ -52,8 +52,10 @@ final class Run {
         rows.add(r);
     }
 
+    /** The first row of {@code name} on {@code system} run through the JVM client. */
     Optional<Row> find(String name, String system) {
-        return rows.stream().filter(r -> r.name().equals(name) && r.system().equals(system)).findFirst();
+        return rows.stream().filter(r -> r.name().equals(name) && r.system().equals(system) && r.client().isEmpty())
+                .findFirst();
     }
 
     /**
@@ -92,7 +94,8 @@ final class Run {
             // the part of server_cpu_ms the server's JIT compilers used (a JVM still warming up)
             row.put("server_jit_cpu_ms", (serverJit1 - serverJit0) / 1e6);
         }
-        if (clientCpu0 >= 0 && clientCpu1 >= 0) {
+        if (clientCpu0 >= 0 && clientCpu1 >= 0 && row.get("client_cpu_ms").isEmpty()) {
+            // a row run through another client (--client js) brings its own client's figure
             row.put("client_cpu_ms", (clientCpu1 - clientCpu0) / 1e6);
         }
         if (api != null) {
@@ -136,7 +139,7 @@ final class Run {
     /** One line per finished scenario. */
     static String line(Row r) {
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "  %-26s %-10s n=%-8s err=%-4s", r.name(),
-                r.system(), r.get("n").orElse(0), r.get("errors").orElse(0)));
+                r.system() + r.client().map(c -> "/" + c).orElse(""), r.get("n").orElse(0), r.get("errors").orElse(0)));
         r.number("p50_ms").ifPresent(v -> b.append(String.format(Locale.ROOT, " p50 %.3f ms", v)));
         r.number("p99_ms").ifPresent(v -> b.append(String.format(Locale.ROOT, " p99 %.3f ms", v)));
         r.number("throughput_per_s").ifPresent(v -> b.append(String.format(Locale.ROOT, " %,.0f/s", v)));
