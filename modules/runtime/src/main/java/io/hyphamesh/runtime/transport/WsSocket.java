@@ -43,6 +43,10 @@ final class WsSocket implements ServerConnection, WsSession {
     static final int CLOSE_ABNORMAL = 1006;
     static final int CLOSE_INVALID_DATA = 1007;
     static final int CLOSE_INTERNAL = 1011;
+    static final int CLOSE_TOO_BIG = io.hyphamesh.api.CloseCode.MESSAGE_TOO_BIG.code();
+    /** A message declaring more than this many times the limit (and at least 64 MiB) is not skipped: 1009. */
+    static final long HOPELESS_FACTOR = 16;
+    static final long HOPELESS_FLOOR = 64L << 20;
 
     private static final int OP_CONTINUATION = 0x0;
     private static final int OP_TEXT = 0x1;
@@ -150,6 +154,13 @@ final class WsSocket implements ServerConnection, WsSession {
             if (length <= 0xFFFF) {
                 throw new Violation(CLOSE_PROTOCOL_ERROR, "frame length not in its shortest form");
             }
+        }
+        if ((op == OP_TEXT || op == OP_BINARY || op == OP_CONTINUATION)
+                && messageLength + skippedBytes + length > Math.max(HOPELESS_FLOOR, HOPELESS_FACTOR * maxMessageBytes)) {
+            // no client sends this (a length of 2^62 would be "skipped" for ever, the socket deaf
+            // meanwhile): a message this far over the limit closes the socket at once
+            throw new Violation(CLOSE_TOO_BIG, "message of " + (messageLength + skippedBytes + length)
+                    + " bytes is far over the limit of " + maxMessageBytes);
         }
         byte[] mask = new byte[4];
         for (int i = 0; i < 4; i++) {

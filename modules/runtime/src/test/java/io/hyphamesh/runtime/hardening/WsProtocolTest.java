@@ -130,6 +130,14 @@ class WsProtocolTest {
     }
 
     @Test
+    void aFrameDeclaringALengthFarBeyondAnyMessageClosesWith1009AtOnce() {
+        // 2^62 bytes declared: skipping it would keep the socket deaf for ever
+        byte[] header = {(byte) (0x80 | WireSocket.OP_TEXT), (byte) (0x80 | 127), 0x40, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
+        assertEquals(1009, closeAfter(header));
+        canary();
+    }
+
+    @Test
     void closeReasonThatIsNotUtf8ClosesWith1007() {
         assertEquals(1007, closeAfter(WireSocket.frame(0x80 | WireSocket.OP_CLOSE, new byte[] {0x03, (byte) 0xE8, (byte) 0xC0,
                 (byte) 0xAF}, true)));
