@@ -116,7 +116,7 @@ public final class Main {
                 s3(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
                 ArtifactScenarios.ceph(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
             }
-            if (o.server().isEmpty() && o.anySelected("server.start")) {
+            if (o.server().isEmpty() && (o.anySelected("server.start") || o.selected("server.restart"))) {
                 run.serverPid(-1);
                 StartScenarios.run(run, o.serverJar(), tmp);
             }

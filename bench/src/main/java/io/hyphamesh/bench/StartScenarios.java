@@ -51,6 +51,135 @@ final class StartScenarios {
         if (o.selected("server.start.kill9")) {
             run.scenario("server.start.kill9", Row.US, repeats, null, () -> kill9(jar, tmp, repeats, o.entries()));
         }
+        if (o.selected("server.restart")) {
+            int restarts = o.quick() ? 1 : 3;
+            int clients = o.quick() ? 20 : 100;
+            run.scenario("server.restart", Row.US, restarts, null, () -> restart(jar, tmp, restarts, clients));
+        }
+    }
+
+    /**
+     * {@code server.restart}: a graceful restart under load, as ./hypha restart does it: the new
+     * process starts with {@code --lock-wait} (booting while the old one drains), the old one gets
+     * SIGTERM (drain, 1012). {@code clients} JVM clients (default options: reconnect on, requests
+     * do not wait) append to their own Log one at a time throughout; the latencies are, per client
+     * and restart, the longest gap between two acknowledged appends around the restart (what that
+     * client saw of it); {@code errors} counts failed requests. Then every Log is checked to hold
+     * exactly the appends acknowledged (0 lost, 0 duplicated).
+     */
+    private static Row restart(Path jar, Path tmp, int restarts, int clients) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("restart"));
+        Path data = dir.resolve("data");
+        String root = "root-" + HyphaTarget.randomHex(24);
+        String ws = "bench-restart-" + HyphaTarget.randomHex(4);
+        int port = Child.freePort();
+        Started s = Started.launch(jar, data, dir.resolve("server-0.log"), root, port, List.of());
+        List<Started> all = new ArrayList<>(List.of(s));
+        ConcurrentHistogram h = new ConcurrentHistogram(3);
+        AtomicLong failed = new AtomicLong();
+        AtomicReference<String> firstError = new AtomicReference<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        long lost = 0;
+        long duplicated = 0;
+        List<HyphaClient> cs = new ArrayList<>();
+        List<Thread> load = new ArrayList<>();
+        long[][] lastAck = new long[clients][1];
+        long[][] maxGap = new long[clients][1];
+        AtomicLong[] acked = new AtomicLong[clients];
+        try {
+            s.api.createWorkspace(ws);
+            ControlApi.Token t = s.api.mint(ws, "read_write", 3600, "bench-restart");
+            for (int i = 0; i < clients; i++) {
+                cs.add(HyphaClient.connect(URI.create(s.api.base() + "/v1/workspaces/" + ws), t.token(),
+                        ClientOptions.builder().requestTimeout(HyphaScenarios.TIMEOUT).build()));
+            }
+            for (int i = 0; i < clients; i++) {
+                int me = i;
+                acked[i] = new AtomicLong();
+                Log log = cs.get(i).log("restart-" + i);
+                load.add(Thread.ofVirtual().start(() -> {
+                    while (!stop.get()) {
+                        try {
+                            log.append(HyphaScenarios.body(0), HyphaScenarios.TIMEOUT);
+                            acked[me].incrementAndGet();
+                            long now = System.nanoTime();
+                            synchronized (lastAck[me]) {
+                                if (lastAck[me][0] != 0) {
+                                    maxGap[me][0] = Math.max(maxGap[me][0], now - lastAck[me][0]);
+                                }
+                                lastAck[me][0] = now;
+                            }
+                        } catch (RuntimeException e) {
+                            failed.incrementAndGet();
+                            firstError.compareAndSet(null, Load.describe(e));
+                        }
+                    }
+                }));
+            }
+            Thread.sleep(2000);
+            for (int r = 0; r < restarts; r++) {
+                for (long[] g : maxGap) {
+                    synchronized (g) {
+                        g[0] = 0;
+                    }
+                }
+                Started old = s;
+                // the new process boots while the old one drains, then takes the data directory over
+                CompletableFuture<Started> next = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return Started.launch(jar, data, dir.resolve("server-" + (all.size()) + ".log"), root, port,
+                                List.of("--lock-wait=60s"));
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                Thread.sleep(300); // its JVM is up and waiting for the lock
+                old.process.destroy(); // SIGTERM: the drain, then 1012
+                s = next.get(120, TimeUnit.SECONDS);
+                all.add(s);
+                old.process.waitFor(30, TimeUnit.SECONDS);
+                Thread.sleep(2000);
+                for (long[] g : maxGap) {
+                    synchronized (g) {
+                        h.recordValue(Math.max(1, g[0]));
+                    }
+                }
+                Progress.tick();
+            }
+            stop.set(true);
+            for (Thread th : load) {
+                th.join(60_000);
+            }
+            for (int i = 0; i < clients; i++) {
+                long last = cs.get(i).log("restart-" + i).info(HyphaScenarios.TIMEOUT).last();
+                lost += Math.max(0, acked[i].get() - last);
+                duplicated += Math.max(0, last - acked[i].get());
+            }
+        } finally {
+            stop.set(true);
+            for (HyphaClient c : cs) {
+                try {
+                    c.close();
+                } catch (RuntimeException e) {
+                    // best effort
+                }
+            }
+            for (Started x : all) {
+                x.kill();
+            }
+        }
+        long total = 0;
+        for (AtomicLong a : acked) {
+            total += a == null ? 0 : a.get();
+        }
+        return Row.of("server.restart", Row.US).n(h.getTotalCount()).errors(failed.get()).latency(h)
+                .put("failed_requests", failed.get()).put("acknowledged_lost", lost).put("duplicated", duplicated)
+                .put("clients", clients).put("restarts", restarts).put("appends_acknowledged", total)
+                .note(clients + " JVM clients (default options) appending to their own Log one at a time; " + restarts
+                        + " graceful restart(s) as ./hypha restart does them (new process with --lock-wait, then SIGTERM to the"
+                        + " old: drain, 1012); latencies are each client's longest gap between two acknowledged appends"
+                        + " around a restart; errors are failed requests; every Log checked to hold exactly what was acknowledged")
+                .note(aotNote()).note(firstError.get());
     }
 
     private static Row empty(Path jar, Path tmp, int repeats) throws Exception {
@@ -216,11 +345,15 @@ final class StartScenarios {
         }
 
         static Started launch(Path jar, Path data, Path log, String root) throws IOException {
-            int port = Child.freePort();
+            return launch(jar, data, log, root, Child.freePort(), List.of());
+        }
+
+        static Started launch(Path jar, Path data, Path log, String root, int port, List<String> extra) throws IOException {
             List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-XX:+UseParallelGC", "-Dguice_bytecode_gen_option=DISABLED"));
             cmd.addAll(HyphaTarget.extraJvmOptions("start"));
             cmd.addAll(List.of("-jar", jar.toString(), "--port=" + port, "--data-dir=" + data, "--root-token=" + root));
+            cmd.addAll(extra);
             Files.createDirectories(log.getParent());
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();

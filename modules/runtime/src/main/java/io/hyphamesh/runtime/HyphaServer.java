@@ -394,6 +394,13 @@ public final class HyphaServer implements AutoCloseable {
         return config;
     }
 
+    /** What the last graceful stop's drain did (for the shutdown hook, whose logging may be gone); empty before. */
+    public String lastDrain() {
+        return lastDrain;
+    }
+
+    private volatile String lastDrain = "";
+
     public boolean isRunning() {
         return running;
     }
@@ -416,9 +423,10 @@ public final class HyphaServer implements AutoCloseable {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
             long t0 = System.nanoTime();
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
-            LOG.info("drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
+            lastDrain = "drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
                     + (unfinished == 0 ? "; every socket closed with 1012 (restart)"
-                    : "; " + unfinished + " socket(s) still had requests running: closed with 1001"));
+                    : "; " + unfinished + " socket(s) still had requests running: closed with 1001");
+            LOG.info(lastDrain);
             transport.close();
             host.close();
         } catch (RuntimeException e) {

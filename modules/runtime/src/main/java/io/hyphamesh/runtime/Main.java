@@ -61,6 +61,9 @@ public final class Main {
             // in the log's own line format (one timestamp format in the whole log)
             say("shutting down");
             server.close();
+            if (!server.lastDrain().isEmpty()) {
+                say(server.lastDrain());
+            }
             say("stopped (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
