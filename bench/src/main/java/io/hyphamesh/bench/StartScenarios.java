@@ -80,7 +80,7 @@ final class StartScenarios {
         AtomicReference<String> firstError = new AtomicReference<>();
         AtomicBoolean stop = new AtomicBoolean();
         long lost = 0;
-        long duplicated = 0;
+        long beyond = 0;
         List<HyphaClient> cs = new ArrayList<>();
         List<Thread> load = new ArrayList<>();
         long[][] lastAck = new long[clients][1];
@@ -153,7 +153,7 @@ final class StartScenarios {
             for (int i = 0; i < clients; i++) {
                 long last = cs.get(i).log("restart-" + i).info(HyphaScenarios.TIMEOUT).last();
                 lost += Math.max(0, acked[i].get() - last);
-                duplicated += Math.max(0, last - acked[i].get());
+                beyond += Math.max(0, last - acked[i].get());
             }
         } finally {
             stop.set(true);
@@ -173,7 +173,7 @@ final class StartScenarios {
             total += a == null ? 0 : a.get();
         }
         return Row.of("server.restart", Row.US).n(h.getTotalCount()).errors(failed.get()).latency(h)
-                .put("failed_requests", failed.get()).put("acknowledged_lost", lost).put("duplicated", duplicated)
+                .put("failed_requests", failed.get()).put("acknowledged_lost", lost).put("stored_unacknowledged", beyond)
                 .put("clients", clients).put("restarts", restarts).put("appends_acknowledged", total)
                 .note(clients + " JVM clients (default options) appending to their own Log one at a time; " + restarts
                         + " graceful restart(s) as ./hypha restart does them (new process with --lock-wait, then SIGTERM to the"
