@@ -138,7 +138,12 @@ final class TokenSource {
             t = supplier.get();
         } catch (HyphaException e) {
             throw e;
-        } catch (RuntimeException e) {
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            // any failure of the supplier's own (an AssertionError, a LinkageError, a checked exception
+            // thrown sneakily) is a failed attempt, told and retried like an exception: escaping, it ended
+            // the reconnect loop or the renewals that called the supplier, silently, for good
             throw new HyphaException(ErrorCode.UNAUTHORIZED, "the token supplier failed: " + e, e);
         }
         if (t == null || t.isBlank()) {
