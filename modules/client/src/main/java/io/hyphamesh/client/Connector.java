@@ -302,6 +302,11 @@ final class Connector implements Link.Owner {
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "reconnect attempt failed", e);
                 servers.rotate();
+            } catch (Error e) {
+                // not expected from an attempt, but escaping it would end this loop silently and
+                // leave the client reconnecting for ever: only a hello, a stop or a refusal ends it
+                LOG.log(Level.WARNING, "reconnect attempt failed", e);
+                servers.rotate();
             }
         }
     }

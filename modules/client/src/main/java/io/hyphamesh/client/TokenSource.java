@@ -33,8 +33,9 @@ import jakarta.json.JsonValue;
  * with backoff (250 ms doubling to 30 s, never past half the time left) until the token expires
  * (an attempt made while the client is reconnecting is retried the same way, untold);
  * then the server closes the socket with {@code 4001} and the client closes, as without a
- * supplier. A reconnect uses the latest accepted token, or asks the supplier first when the
- * renewal of that token is already due. The expiry is read from the JWT's {@code exp} claim (and
+ * supplier. A reconnect uses the latest accepted token (or a newer one whose {@code auth} was still
+ * unanswered when the socket ended), or asks the supplier first when the renewal of that token is
+ * already due. The expiry is read from the JWT's {@code exp} claim (and
  * from the server's answer to {@code auth}); a token without one (the root token) is never renewed.
  * Thread-safe.
  */
@@ -54,6 +55,11 @@ final class TokenSource {
     private volatile long expiresAt = Long.MAX_VALUE;
     /** When its renewal is due, epoch ms. */
     private volatile long renewAt = Long.MAX_VALUE;
+    /**
+     * A newer token from the supplier whose {@code auth} is not answered yet (null: none): the server
+     * did not refuse it. When the socket ends under that {@code auth}, the next socket opens with it.
+     */
+    private volatile String offered;
     /** The tier of the last renewal, and the hello of the socket it was accepted on. */
     private volatile Link.Hello renewedOn;
     private volatile Permission renewedTier;
@@ -99,7 +105,19 @@ final class TokenSource {
      * it); a later one is told to the error listeners and the latest token is used as it is.
      */
     String forConnect() {
-        if (supplier == null || (latest != null && System.currentTimeMillis() < renewAt)) {
+        if (supplier == null) {
+            return current();
+        }
+        String o = offered;
+        if (o != null && expiry(o).orElse(Long.MAX_VALUE) > expiresAt) {
+            // a renewal's token whose auth went out on a socket that ended (it waits to go again on
+            // the next): not refused, and it outlives the latest, which may expire while we reconnect
+            adopt(o);
+            if (started) {
+                schedule(renewAt - System.currentTimeMillis(), 0);
+            }
+        }
+        if (latest != null && System.currentTimeMillis() < renewAt) {
             return current();
         }
         try {
@@ -138,7 +156,12 @@ final class TokenSource {
             t = supplier.get();
         } catch (HyphaException e) {
             throw e;
-        } catch (RuntimeException e) {
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            // any failure of the supplier's own (an AssertionError, a LinkageError, a checked exception
+            // thrown sneakily) is a failed attempt, told and retried like an exception: escaping, it ended
+            // the reconnect loop or the renewals that called the supplier, silently, for good
             throw new HyphaException(ErrorCode.UNAUTHORIZED, "the token supplier failed: " + e, e);
         }
         if (t == null || t.isBlank()) {
@@ -152,6 +175,7 @@ final class TokenSource {
         long now = System.currentTimeMillis();
         long exp = serverExpiry > 0 ? serverExpiry : expiry(token).orElse(Long.MAX_VALUE);
         latest = token;
+        offered = null;
         expiresAt = exp;
         renewAt = exp == Long.MAX_VALUE ? Long.MAX_VALUE : now + (long) (Math.max(0, exp - now) * RENEW_AT);
     }
@@ -195,10 +219,15 @@ final class TokenSource {
             return;
         }
         Link.Hello on = c.hello();
+        offered = token;
         c.request(OutFrame.socket(Op.SOCKET_AUTH).string("token", token), c.defaultTimeout())
                 .whenComplete((ok, e) -> {
                     if (e != null) {
-                        failed(DefaultHyphaClient.unwrap(e), attempt);
+                        HyphaException he = DefaultHyphaClient.unwrap(e);
+                        if (he.code() != ErrorCode.UNAVAILABLE && he.code() != ErrorCode.TIMEOUT && offered == token) {
+                            offered = null; // refused: never open a socket with it
+                        }
+                        failed(he, attempt);
                         return;
                     }
                     long serverExpiry = 0;

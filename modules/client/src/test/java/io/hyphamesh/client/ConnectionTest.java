@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -18,7 +20,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -347,6 +351,83 @@ class ConnectionTest {
             assertEquals(2, ops.stream().filter("subscribe"::equals).count(), "refused for good: not tried again " + ops);
         }
     }
+
+    @Test
+    void aTokenSupplierThatThrowsAnErrorWhileReconnectingDoesNotEndTheReconnects() throws Exception {
+        List<StandInServer.Peer> peers = new CopyOnWriteArrayList<>();
+        Responder responder = new Responder();
+        AtomicInteger calls = new AtomicInteger();
+        // expired (the stand-in takes any token): the renewal is due, so the reconnect asks the supplier
+        String token = jwt(System.currentTimeMillis() / 1000 - 10);
+        Supplier<String> supplier = () -> {
+            if (calls.incrementAndGet() == 1) {
+                return token;
+            }
+            // what a test's assertEquals(201, status) throws when the token service answers 503
+            throw new AssertionError("token service answered 503");
+        };
+        try (StandInServer s = StandInServer.start(p -> {
+            peers.add(p);
+            p.hello(WS, "c");
+            responder.serve(p);
+        }); HyphaClient c = HyphaClient.connect(s.workspace(WS), supplier, fast())) {
+            List<ClientError> errors = new CopyOnWriteArrayList<>();
+            List<ConnectionState> states = new CopyOnWriteArrayList<>();
+            c.onError(errors::add);
+            c.onStateChange(states::add);
+            Awaitility.await("the renewal tried").atMost(T).until(() -> calls.get() >= 2);
+            int before = calls.get();
+            peers.get(0).close(1001, "restart");
+            Awaitility.await("restored").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
+            assertTrue(calls.get() > before, "the reconnect asked the supplier: " + calls.get() + " calls");
+            assertTrue(errors.stream().allMatch(e -> e.what().equals("token renewal")
+                    && e.error().code() == ErrorCode.UNAUTHORIZED), errors.toString());
+            assertFalse(errors.isEmpty(), "the reconnect's failed supplier call was told");
+        }
+    }
+
+    @Test
+    void aRenewalsTokenWhoseAuthTheDroppedSocketCarriedOpensTheNextSocket() throws Exception {
+        List<StandInServer.Peer> peers = new CopyOnWriteArrayList<>();
+        AtomicInteger calls = new AtomicInteger();
+        long now = System.currentTimeMillis() / 1000;
+        // the first lives 2 s (renewed after about 1.5 s), the second an hour; then the supplier fails
+        List<String> tokens = List.of(jwt(now + 2), jwt(now + 3600));
+        Supplier<String> supplier = () -> {
+            int n = calls.incrementAndGet();
+            if (n <= tokens.size()) {
+                return tokens.get(n - 1);
+            }
+            throw new IllegalStateException("token service down");
+        };
+        Responder responder = new Responder() {
+            @Override
+            String answer(Frame f) {
+                return "auth".equals(f.string("op", "")) ? null : super.answer(f); // answered by the drop
+            }
+        };
+        try (StandInServer s = StandInServer.start(p -> {
+            peers.add(p);
+            p.hello(WS, "c");
+            responder.serve(p);
+        }); HyphaClient c = HyphaClient.connect(s.workspace(WS), supplier, fast())) {
+            List<ConnectionState> states = new CopyOnWriteArrayList<>();
+            c.onStateChange(states::add);
+            responder.next("auth");
+            peers.get(0).close(1001, "restart");
+            Awaitility.await("restored").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
+            assertEquals(tokens.get(0), peers.get(0).token());
+            assertEquals(tokens.get(1), peers.get(1).token(), "the newer token, not the first (about to expire)");
+            assertEquals(2, calls.get(), "the supplier is not asked again: the newer token has an hour");
+        }
+    }
+
+    private static String jwt(long exp) {
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        return b64.encodeToString("{}".getBytes(StandardCharsets.UTF_8)) + "."
+                + b64.encodeToString(("{\"exp\":" + exp + "}").getBytes(StandardCharsets.UTF_8)) + ".c2ln";
+    }
+
     /** Keeps what the client logs (its JUL loggers, under {@code io.hyphamesh.client}) while it is open. */
     private static final class Captured extends Handler implements AutoCloseable {
         final List<LogRecord> records = new CopyOnWriteArrayList<>();

@@ -64,4 +64,22 @@ class TokenSourceTest {
         assertEquals(ErrorCode.UNAUTHORIZED, assertThrows(HyphaException.class,
                 () -> TokenSource.supplied(() -> null).forConnect()).code());
     }
+
+    @Test
+    void aLaterSupplierFailureOfAnyKindLeavesTheLatestTokenForTheConnect() throws InterruptedException {
+        AtomicInteger calls = new AtomicInteger();
+        // expired already: its renewal is due at once, so every connect asks the supplier again
+        String first = jwt("{\"exp\":" + (System.currentTimeMillis() / 1000 - 10) + "}");
+        TokenSource t = TokenSource.supplied(() -> switch (calls.incrementAndGet()) {
+            case 1 -> first;
+            case 2 -> throw new IllegalStateException("token service down");
+            // e.g. a test's assertEquals(201, status) on the supplier's HTTP call: an Error, not an exception
+            default -> throw new AssertionError("token service answered 503");
+        });
+        assertEquals(first, t.forConnect());
+        Thread.sleep(5);
+        assertEquals(first, t.forConnect(), "an exception is told, not thrown");
+        assertEquals(first, t.forConnect(), "nor is an Error");
+        assertEquals(3, calls.get());
+    }
 }

@@ -130,6 +130,7 @@ public final class StandInServer implements AutoCloseable {
         private final OutputStream out;
         private final BlockingQueue<String> received = new LinkedBlockingQueue<>();
         private volatile int closeCode = -1;
+        private volatile String token = "";
 
         Peer(Socket socket) throws IOException {
             this.socket = socket;
@@ -158,6 +159,9 @@ public final class StandInServer implements AutoCloseable {
                     int colon = l.indexOf(':');
                     if (colon > 0 && l.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals("sec-websocket-key")) {
                         key = l.substring(colon + 1).trim();
+                    }
+                    if (colon > 0 && l.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals("authorization")) {
+                        token = l.substring(colon + 1).trim().replaceFirst("^Bearer ", "");
                     }
                 } else {
                     line.append((char) c);
@@ -313,6 +317,11 @@ public final class StandInServer implements AutoCloseable {
             } catch (IOException e) {
                 // already gone
             }
+        }
+
+        /** The bearer token the socket was opened with ("" without one). */
+        public String token() {
+            return token;
         }
 
         /** The close code the client sent, or -1. */
