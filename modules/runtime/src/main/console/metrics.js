@@ -100,10 +100,14 @@ export function metricsView(main) {
   function draw(c) {
     clear(c.svg);
     const vals = c.values.map((v) => v ?? 0);
+    if (vals.length === 1) vals.unshift(vals[0]);
     const max = Math.max(1, ...vals);
-    const pts = vals.map((v, i) => `${(i + POINTS - vals.length) * 5},${78 - (v / max) * 74}`).join(' ');
+    const xy = vals.map((v, i) => `${(i + POINTS - vals.length) * 5},${78 - (v / max) * 74}`);
+    const area = document.createElementNS(SVG, 'polygon');
+    area.setAttribute('points', `${(POINTS - vals.length) * 5},78 ${xy.join(' ')} ${(POINTS - 1) * 5},78`);
     const line = document.createElementNS(SVG, 'polyline');
-    line.setAttribute('points', pts);
+    line.setAttribute('points', xy.join(' '));
+    c.svg.append(area);
     const label = document.createElementNS(SVG, 'text');
     label.setAttribute('x', '2');
     label.setAttribute('y', '10');
