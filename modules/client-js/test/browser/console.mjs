@@ -244,6 +244,8 @@ try {
   });
 
   await step('sign out forgets the token', async () => {
+    await page.goto(`${base}/console#/`);
+    await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in', WAIT);
     check(await page.evaluate(() => sessionStorage.length === 0), 'sessionStorage is empty');

@@ -68,7 +68,7 @@ function signOut() {
   sessionStorage.removeItem(KEY);
   me = null;
   closeSocket();
-  location.hash = '#/';
+  if (location.hash === '#/' || location.hash === '') navigate(); else location.hash = '#/';
 }
 
 const allowed = (need) => me && TIERS[me.perm] >= TIERS[need];
@@ -171,7 +171,7 @@ function signInView() {
     try {
       me = await signIn(input.value.trim());
       sessionStorage.setItem(KEY, me.token);
-      if (location.hash === '#/' || location.hash === '') route(); else location.hash = '#/';
+      if (location.hash === '#/' || location.hash === '') navigate(); else location.hash = '#/';
     } catch (e) {
       err.textContent = `${e.code}: ${e.message}`;
     }
@@ -535,5 +535,8 @@ function parseJson(text) {
 
 // for the tests and the curious: the socket in use, and the page's own error display
 window.hyphaConsole = { client: null, act };
-window.addEventListener('hashchange', route);
-route();
+// one page at a time: a page still loading finishes (and its undo functions are recorded) before the next starts
+let routing = Promise.resolve();
+const navigate = () => { routing = routing.then(route, route); };
+window.addEventListener('hashchange', navigate);
+navigate();

@@ -31,7 +31,7 @@ public final class ConsoleRoutes implements HttpService {
     static final List<String> FILES = List.of("index.html", "console.js", "console.css");
     /** Pages, scripts and sockets of this origin only; nothing from the network. */
     static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
-            + " connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+            + " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
     private record File(String type, byte[] plain, byte[] gzip) {
     }
