@@ -41,6 +41,9 @@ const events = node.log('events');
 await events.appendAll([{ text: 'one' }, { text: 'two' }, { text: 'three' }]);
 await node.doc('config').put({ mode: 'initial', count: 0 });
 const readToken = await server.mint(ws, { permission: 'read', clientId: 'viewer' });
+// enough to page: 30 more workspaces (25 a page; named to sort after ours) and 60 more Docs (50 a page)
+for (let i = 0; i < 30; i++) await server.http('POST', '/v1/workspaces', { name: `zz-fill-${String(i).padStart(2, '0')}-${ws}` });
+await Promise.all(Array.from({ length: 60 }, (_, i) => node.doc(`p-${String(i).padStart(2, '0')}`).put({ i })));
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: FLAGS });
 const pages = [];
@@ -91,6 +94,13 @@ try {
     await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
     check(await page.evaluate(() => sessionStorage.getItem('hypha.console.token') !== null && localStorage.length === 0), 'the token is in sessionStorage only');
     check((await text(page, '#me')) === 'root', 'signed in as root');
+    check((await text(page, '#ws-page')).includes('page 1 of 2 (31 workspaces)'), `paged: ${await text(page, '#ws-page')}`);
+    check((await page.$$('#workspaces tbody tr')).length === 25, 'a page shows 25 workspaces');
+    await page.click('#ws-page + button');
+    await page.waitForSelector('#workspaces tr[data-ws^="zz-fill-29"]', WAIT);
+    check((await page.$$('#workspaces tbody tr')).length === 6, 'the second page shows the other 6');
+    await page.click('.pager button:first-child');
+    await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
     await shot(page, '2-workspaces');
   });
 
@@ -120,6 +130,12 @@ try {
     await page.waitForSelector('#objects tr[data-object="doc:config"]', WAIT);
     const row = await text(page, '#objects tr[data-object="log:events"]');
     check(row.includes('3 (1–3)'), `the Log's row shows its entries: ${row}`);
+    check((await page.$$('#objects tbody tr')).length === 50, 'the listing shows 50 objects a page');
+    await page.click('#objects + .pager button:last-child');
+    await page.waitForSelector('#objects tr[data-object="doc:p-59"]', WAIT);
+    check((await page.$$('#objects tbody tr')).length === 12, 'the next page shows the other 12');
+    await page.click('#objects + .pager button:first-child');
+    await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
     await page.fill('#prefix', 'conf');
     await page.click('#filter-form button');
     await page.waitForSelector('#objects tr[data-object="log:events"]', { state: 'detached', ...WAIT });
