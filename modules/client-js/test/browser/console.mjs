@@ -260,6 +260,18 @@ try {
     await rctx.close();
   });
 
+  await step('a link into a workspace asks for a token, then opens what it links to', async () => {
+    const dctx = await browser.newContext();
+    const dp = await open(dctx);
+    await dp.goto(`${base}/console#/w/${ws}/log/events`);
+    await dp.waitForSelector('#sign-in #token', WAIT);
+    await dp.fill('#token', readToken);
+    await dp.click('#sign-in button[type=submit]');
+    await dp.waitForSelector('#entries tr[data-seq="1"]', WAIT);
+    check(dp.url().endsWith(`#/w/${ws}/log/events`), `still at the link: ${dp.url()}`);
+    await dctx.close();
+  });
+
   await step('sign out forgets the token', async () => {
     await page.goto(`${base}/console#/`);
     await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);

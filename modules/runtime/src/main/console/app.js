@@ -171,7 +171,7 @@ function signInView() {
     try {
       me = await signIn(input.value.trim());
       sessionStorage.setItem(KEY, me.token);
-      if (location.hash === '#/' || location.hash === '') navigate(); else location.hash = '#/';
+      navigate(); // the page asked for (a link into a workspace keeps working after signing in)
     } catch (e) {
       err.textContent = `${e.code}: ${e.message}`;
     }
