@@ -279,10 +279,15 @@ public final class HyphaServer implements AutoCloseable {
                                                ControlPlane control, ObjectHost host, Transport transport,
                                                ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
                                                int[] webPort) {
-        return HttpRouting.builder()
+        HttpRouting.Builder routing = HttpRouting.builder()
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
                         io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
-                .addFilter(HttpSupport.framingFilter())
+                .addFilter(HttpSupport.framingFilter());
+        if (config.bool("console.enabled")) {
+            // static pages only: they sign in with a token and call the routes below like any client
+            routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load());
+        }
+        return routing
                 .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
                 // before the control routes: in cluster mode it sends object routes to their owner
                 .register(new ClusterRoutes(control, storage.partitions(), cluster,

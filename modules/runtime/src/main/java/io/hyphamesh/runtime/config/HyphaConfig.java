@@ -36,6 +36,7 @@ public final class HyphaConfig {
             new Setting("tls.keystore-password", "", "password of tls.keystore-file"),
             new Setting("http.cors-origins", "", "origins (scheme://host[:port], comma-separated, or *) whose pages may call the HTTP API (CORS); empty: none"),
             new Setting("ws.allowed-origins", "", "origins whose pages may open a socket (the upgrade's Origin header); empty: any, since tokens never ride in cookies"),
+            new Setting("console.enabled", "true", "serve the operator's console at /console (static pages that sign in with a token and use the same routes as any client)"),
             new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
             new Setting("storage.shards", "2", "Derby databases objects are spread over; fixed when the data directory is created"),
             new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),

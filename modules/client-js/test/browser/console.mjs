@@ -1,0 +1,302 @@
+// The operator's console (/console, served by the server from its jar) in real Chromium
+// (playwright-core, Debian's chromium from $CHROMIUM) against a real server started from the built
+// jar, with data made by the test through the Node client: sign in as root and see the workspace
+// list; create and delete a workspace in the page; a workspace's objects, presence and services;
+// a Log's entries and a live append from Node; a Doc CAS edit reaching a Node subscription, a stale
+// CAS shown as a conflict, incr; the metrics charts; a read token sees no write control and a write
+// forged from the page is refused (forbidden); console.enabled=false. Screenshots of each page in
+// modules/client-js/target/test-output/console/. Prints "console browser test: N checks passed, M
+// failed" and exits non-zero on any failure.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { TestServer, until } from '../server.mjs';
+import { HyphaClient } from '../../dist/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const shots = path.join(root, 'target/test-output/console');
+fs.mkdirSync(shots, { recursive: true });
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
+const STEP_MS = 60_000;
+const WAIT = { timeout: 15_000 };
+let passed = 0, failed = 0;
+const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`  FAIL: ${what}`); } return ok; };
+const step = async (name, fn) => {
+  const t0 = Date.now();
+  try {
+    await Promise.race([fn(), new Promise((_, rej) => setTimeout(() => rej(new Error(`over ${STEP_MS} ms`)), STEP_MS))]);
+    console.log(`  ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    check(false, `${name}: ${e.stack ?? e}`);
+  }
+};
+const shot = (page, name) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+
+const server = await TestServer.start();
+const base = server.base;
+const ws = await server.workspace('acme');
+const node = await HyphaClient.connect(server.workspaceUrl(ws), await server.mint(ws, { clientId: 'node-app' }));
+const events = node.log('events');
+await events.appendAll([{ text: 'one' }, { text: 'two' }, { text: 'three' }]);
+await node.doc('config').put({ mode: 'initial', count: 0 });
+const readToken = await server.mint(ws, { permission: 'read', clientId: 'viewer' });
+// enough to page: 30 more workspaces (25 a page; named to sort after ours) and 60 more Docs (50 a page)
+for (let i = 0; i < 30; i++) await server.http('POST', '/v1/workspaces', { name: `zz-fill-${String(i).padStart(2, '0')}-${ws}` });
+await Promise.all(Array.from({ length: 60 }, (_, i) => node.doc(`p-${String(i).padStart(2, '0')}`).put({ i })));
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: FLAGS });
+const pages = [];
+async function open(context) {
+  const page = await context.newPage();
+  pages.push(page);
+  page.on('pageerror', (e) => check(false, `page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) console.log(`  (page console: ${m.text()})`); });
+  return page;
+}
+async function signIn(page, token) {
+  const t0 = Date.now();
+  await page.goto(`${base}/console`);
+  await page.waitForSelector('#sign-in #token', WAIT);
+  const firstPaint = Date.now() - t0;
+  await page.fill('#token', token);
+  await page.click('#sign-in button[type=submit]');
+  return firstPaint;
+}
+const text = (page, sel) => page.$eval(sel, (e) => e.textContent);
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await open(context);
+
+  await step('the console is served from the jar: /console, its script and sheet, with a CSP of its own origin', async () => {
+    const r = await fetch(`${base}/console`);
+    check(r.status === 200 && (r.headers.get('content-type') ?? '').startsWith('text/html'), `GET /console: ${r.status} ${r.headers.get('content-type')}`);
+    check((r.headers.get('content-security-policy') ?? '').includes("script-src 'self'"), 'a CSP naming only this origin');
+    for (const f of ['console.js', 'console.css']) {
+      const a = await fetch(`${base}/console/${f}`);
+      check(a.status === 200, `GET /console/${f}: ${a.status}`);
+    }
+    check((await fetch(`${base}/console/nothing.js`)).status === 404, 'an unknown console file is 404');
+  });
+
+  await step('sign in as root and see the workspace list', async () => {
+    await page.goto(`${base}/console`);
+    await page.waitForSelector('#sign-in', WAIT);
+    await shot(page, '1-sign-in');
+    const firstPaint = await signIn(page, 'not-a-token');
+    check(firstPaint < 3000, `the sign-in page painted in ${firstPaint} ms`);
+    console.log(`    the sign-in form was there ${firstPaint} ms after navigating (loopback, first load)`);
+    await page.waitForFunction(() => document.getElementById('sign-in-error').textContent.includes('unauthorized'), null, WAIT);
+    check(true, 'a bad token is refused with unauthorized');
+    await page.fill('#token', server.root);
+    await page.click('#sign-in button[type=submit]');
+    await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
+    check(await page.evaluate(() => sessionStorage.getItem('hypha.console.token') !== null && localStorage.length === 0), 'the token is in sessionStorage only');
+    check((await text(page, '#me')) === 'root', 'signed in as root');
+    check((await text(page, '#ws-page')).includes('page 1 of 2 (31 workspaces)'), `paged: ${await text(page, '#ws-page')}`);
+    check((await page.$$('#workspaces tbody tr')).length === 25, 'a page shows 25 workspaces');
+    await page.click('#ws-page + button');
+    await page.waitForSelector('#workspaces tr[data-ws^="zz-fill-29"]', WAIT);
+    check((await page.$$('#workspaces tbody tr')).length === 6, 'the second page shows the other 6');
+    await page.click('.pager button:first-child');
+    await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
+    await shot(page, '2-workspaces');
+  });
+
+  await step('create a workspace in the page, then delete it with a typed confirmation', async () => {
+    const name = `made${Date.now().toString(36)}`;
+    await page.fill('#new-ws', name);
+    await page.click('#create-ws button[type=submit]');
+    await page.waitForSelector(`#workspaces tr[data-ws="${name}"]`, WAIT);
+    const listed = (await server.http('GET', '/v1/workspaces')).workspaces.map((w) => w.name);
+    check(listed.includes(name), `the server has the workspace made in the page: ${listed}`);
+    await page.click(`button[data-delete="${name}"]`);
+    const go = page.locator(`#workspaces tr[data-ws="${name}"] button.danger`);
+    check(await go.isDisabled(), 'delete is disabled until the name is typed');
+    await page.fill(`#workspaces tr[data-ws="${name}"] input.confirm`, name.slice(0, -1));
+    check(await go.isDisabled(), 'a name typed wrong does not enable delete');
+    await page.fill(`#workspaces tr[data-ws="${name}"] input.confirm`, name);
+    await shot(page, '3-delete-confirm');
+    await go.click();
+    await page.waitForSelector(`#workspaces tr[data-ws="${name}"]`, { state: 'detached', ...WAIT });
+    const after = (await server.http('GET', '/v1/workspaces')).workspaces.map((w) => w.name);
+    check(!after.includes(name) && after.includes(ws), `deleted on the server, the others kept: ${after}`);
+  });
+
+  await step('a workspace: its Logs and Docs, presence and services updating live', async () => {
+    await page.click(`#workspaces a[href="#/w/${ws}"]`);
+    await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
+    await page.waitForSelector('#objects tr[data-object="doc:config"]', WAIT);
+    const row = await text(page, '#objects tr[data-object="log:events"]');
+    check(row.includes('3 (1–3)'), `the Log's row shows its entries: ${row}`);
+    check((await page.$$('#objects tbody tr')).length === 50, 'the listing shows 50 objects a page');
+    await page.click('#objects + .pager button:last-child');
+    await page.waitForSelector('#objects tr[data-object="doc:p-59"]', WAIT);
+    check((await page.$$('#objects tbody tr')).length === 12, 'the next page shows the other 12');
+    await page.click('#objects + .pager button:first-child');
+    await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
+    await page.fill('#prefix', 'conf');
+    await page.click('#filter-form button');
+    await page.waitForSelector('#objects tr[data-object="log:events"]', { state: 'detached', ...WAIT });
+    check(await page.$('#objects tr[data-object="doc:config"]') !== null, 'the prefix filter keeps doc:config only');
+    await page.fill('#prefix', '');
+    await page.click('#filter-form button');
+    await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
+    await node.presence.set({ status: 'online' });
+    await page.waitForSelector('#presence tr[data-client="node-app"]', WAIT);
+    check((await text(page, '#presence tr[data-client="node-app"]')).includes('online'), 'presence shows the Node client with its meta');
+    const reg = await node.register('calc', { add: (a, b) => a + b });
+    await page.waitForSelector('#services tr[data-service="calc"]', WAIT);
+    check((await text(page, '#services tr[data-service="calc"]')).includes('add'), 'the service registry shows calc.add');
+    await shot(page, '4-workspace');
+    await reg.unregister();
+    await page.waitForSelector('#services tr[data-service="calc"]', { state: 'detached', ...WAIT });
+    await node.presence.leave();
+    await page.waitForSelector('#presence tr[data-client="node-app"]', { state: 'detached', ...WAIT });
+    check(true, 'a service unregistered and a presence left disappear');
+  });
+
+  await step('a Log: its entries, pages from a seq, a live append from Node, pause, append from the page', async () => {
+    await page.click('#objects a[href$="/log/events"]');
+    await page.waitForSelector('#entries tr[data-seq="3"]', WAIT);
+    check((await text(page, '#entries tr[data-seq="1"]')).includes('"one"'), 'entry 1 shown with its body');
+    await page.fill('#from-seq', '2');
+    await page.click('#read-form button[type=submit]');
+    await page.waitForSelector('#entries tr[data-seq="1"]', { state: 'detached', ...WAIT });
+    check(await page.$('#entries tr[data-seq="2"]') !== null, 'reading from seq 2 shows 2 and 3');
+    await events.append({ text: 'live from node' });
+    await page.waitForFunction(() => document.querySelector('#tail').textContent.includes('live from node'), null, WAIT);
+    check(true, 'an append by a Node client appears in the live tail');
+    await page.click('#pause');
+    await page.waitForFunction(() => document.getElementById('tail-state').textContent.startsWith('paused'), null, WAIT);
+    await events.append({ text: 'while paused' });
+    await new Promise((r) => setTimeout(r, 500));
+    check(!(await text(page, '#tail')).includes('while paused'), 'a paused tail shows nothing new');
+    await page.click('#pause');
+    await page.waitForFunction(() => document.querySelector('#tail').textContent.includes('while paused'), null, WAIT);
+    check(true, 'resuming shows what came while paused');
+    const sub = await events.subscribe({});
+    await page.fill('#append-body', '{"text": "from the console"}');
+    await page.click('#append-form button[type=submit]');
+    const got = await Promise.race([sub.next(), new Promise((r) => setTimeout(() => r(null), 10_000))]);
+    check(got?.value?.body?.text === 'from the console', `a Node subscription receives the page's append: ${JSON.stringify(got?.value)}`);
+    await sub.close();
+    await page.waitForFunction(() => document.querySelector('#tail').textContent.includes('from the console'), null, WAIT);
+    await shot(page, '5-log');
+  });
+
+  await step('a Doc: CAS edit reaches a Node subscription, a stale CAS is a conflict, incr', async () => {
+    const seen = [];
+    const dsub = await node.doc('config').subscribe((ev, s) => seen.push(s.value));
+    await page.goto(`${base}/console#/w/${ws}/doc/config`);
+    await page.waitForFunction(() => document.getElementById('doc-value')?.textContent.includes('initial'), null, WAIT);
+    const v0 = Number(await text(page, '#doc-version'));
+    await page.fill('#doc-editor', '{"mode": "page", "count": 0}');
+    await page.click('#doc-save');
+    await until(() => seen.some((v) => v?.mode === 'page'), 10_000, 'the Node subscription sees the page\'s CAS');
+    check(true, 'the page\'s CAS write reaches the Node subscription');
+    await page.waitForFunction((v) => Number(document.getElementById('doc-version').textContent) === v + 1, v0, WAIT);
+    // another writer meanwhile: the page's editor is now stale
+    await node.doc('config').put({ mode: 'node', count: 0 });
+    await page.waitForFunction(() => document.getElementById('doc-value').textContent.includes('"node"'), null, WAIT);
+    await page.fill('#doc-editor', '{"mode": "stale edit"}');
+    await page.click('#doc-save');
+    await page.waitForSelector('#doc-conflict:not([hidden])', WAIT);
+    check((await text(page, '#doc-conflict')).includes('Conflict'), 'a stale CAS shows a conflict');
+    check((await node.doc('config').get()).value.mode === 'node', 'the conflict overwrote nothing');
+    await shot(page, '6-doc-conflict');
+    await page.click('#doc-reload');
+    await page.fill('#incr-path', '/count');
+    await page.fill('#incr-delta', '5');
+    await page.click('#incr-form button[type=submit]');
+    await until(async () => (await node.doc('config').get()).value.count === 5, 10_000, 'incr from the page');
+    check(true, 'incr on /count from the page');
+    await page.waitForFunction(() => document.getElementById('doc-value').textContent.includes('"count": 5'), null, WAIT);
+    await shot(page, '7-doc');
+    await dsub.close();
+  });
+
+  await step('metrics: charts from /observe/metrics, refreshed every 2 s', async () => {
+    await page.goto(`${base}/console#/metrics`);
+    await page.waitForFunction(() => [...document.querySelectorAll('.now')].filter((e) => e.textContent !== '–').length >= 3, null, WAIT);
+    const sockets = await text(page, '.now[data-series="sockets"]');
+    check(Number(sockets) >= 2, `open sockets shown: ${sockets}`);
+    // some traffic: the next reads show it as operations and appends per second
+    const load = (async () => { for (let i = 0; i < 40; i++) { await events.append({ n: i }); await new Promise((r) => setTimeout(r, 50)); } })();
+    await page.waitForFunction(() => parseFloat(document.querySelector('.now[data-series="appends"]').textContent) > 0, null, WAIT);
+    await load;
+    const ops = await text(page, '.now[data-series="ops"]');
+    check(parseFloat(ops) > 0, `operations/s shown: ${ops}`);
+    await shot(page, '8-metrics');
+  });
+
+  await step('a read token sees no write control; a write forged from the page is refused with forbidden', async () => {
+    const rctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const rp = await open(rctx);
+    await signIn(rp, readToken);
+    await rp.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
+    check((await text(rp, '#my-tier')) === 'read', 'the page says read');
+    check(await rp.$('#create-ws') === null && await rp.$('button[data-delete]') === null, 'no workspace create or delete');
+    await rp.click('#objects a[href$="/log/events"]');
+    await rp.waitForSelector('#entries tr[data-seq="1"]', WAIT);
+    check(await rp.$('#append-form') === null, 'a Log shows no append');
+    await shot(rp, '9-read-log');
+    const forged = await rp.evaluate(async () => {
+      await window.hyphaConsole.act('append', () => window.hyphaConsole.client.log('events').append({ forged: true }));
+      const http = await fetch(`/v1/workspaces/${location.hash.split('/')[2]}`, {
+        method: 'DELETE', headers: { Authorization: `Bearer ${sessionStorage.getItem('hypha.console.token')}` } });
+      return { toast: document.getElementById('toast').textContent, kind: document.getElementById('toast').dataset.kind, http: http.status, code: (await http.json()).code };
+    });
+    check(forged.kind === 'error' && forged.toast.includes('forbidden'), `the forged append is shown as an error: ${forged.toast}`);
+    check(forged.http === 403 && forged.code === 'forbidden', `a forged DELETE of the workspace: ${forged.http} ${forged.code}`);
+    await shot(rp, '10-read-forged');
+    const all = await events.read({ from: 1, limit: 100 });
+    check(!all.entries.some((e) => e.body?.forged), 'nothing forged was written');
+    await rp.goto(`${base}/console#/w/${ws}/doc/config`);
+    await rp.waitForFunction(() => document.getElementById('doc-value')?.textContent.includes('count'), null, WAIT);
+    check(await rp.$('#doc-edit') === null && await rp.$('#incr-form') === null, 'a Doc shows no editor and no incr');
+    check((await (await fetch(server.workspaceUrl(ws), { headers: { Authorization: `Bearer ${readToken}` } })).json()).name === ws, 'the read token still works');
+    await rctx.close();
+  });
+
+  await step('a link into a workspace asks for a token, then opens what it links to', async () => {
+    const dctx = await browser.newContext();
+    const dp = await open(dctx);
+    await dp.goto(`${base}/console#/w/${ws}/log/events`);
+    await dp.waitForSelector('#sign-in #token', WAIT);
+    await dp.fill('#token', readToken);
+    await dp.click('#sign-in button[type=submit]');
+    await dp.waitForSelector('#entries tr[data-seq="1"]', WAIT);
+    check(dp.url().endsWith(`#/w/${ws}/log/events`), `still at the link: ${dp.url()}`);
+    await dctx.close();
+  });
+
+  await step('sign out forgets the token', async () => {
+    await page.goto(`${base}/console#/`);
+    await page.waitForSelector(`#workspaces tr[data-ws="${ws}"]`, WAIT);
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in', WAIT);
+    check(await page.evaluate(() => sessionStorage.length === 0), 'sessionStorage is empty');
+  });
+
+  for (const p of pages) if (!p.isClosed()) await p.close();
+} finally {
+  await browser.close().catch(() => {});
+  await node.close().catch(() => {});
+  await server.close();
+}
+
+await step('console.enabled=false: no /console', async () => {
+  const off = await TestServer.start({ args: ['--console.enabled=false'] });
+  try {
+    const r = await fetch(`${off.base}/console`);
+    check(r.status === 404, `GET /console with console.enabled=false: ${r.status}`);
+  } finally {
+    await off.close();
+  }
+});
+
+console.log(`  screenshots: ${shots}`);
+console.log(`console browser test: ${passed} checks passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
