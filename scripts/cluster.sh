@@ -6,6 +6,8 @@
 #   scripts/cluster.sh stop  [--dir DIR]     SIGTERM to every server (they hand their workspaces
 #                                            over), then ZooKeeper and PostgreSQL
 #   scripts/cluster.sh status [--dir DIR]
+#   scripts/cluster.sh upgrade [--dir DIR]  restart every server in turn (SIGTERM: it hands its
+#                                            partitions over; start; healthy; every partition owned)
 # Writes DIR/cluster.json: {"nodes":[{"url","pid","data_dir"}],"root_token_file",
 #   "postgres":{"url","pid"},"zookeeper":{"connect","pid"}}. DIR defaults to ./cluster.
 # Needs JAVA_HOME (a 21+ JDK) and the server jar: run it through `./hypha cluster ...`.
@@ -113,6 +115,31 @@ case "$cmd" in
     ;;
   start-node) # restart one stopped server: start-node --nodes I
     start_node "$nodes"; wait_healthy "$nodes"; write_json
+    ;;
+  upgrade) # restart every server in turn: SIGTERM (it hands its partitions over), start, healthy, every partition owned, next
+    root_token=$(cat "$dir/node-1/data/root-token")
+    owned() { # every partition owned, per GET /v1/cluster on server $1
+      curl -sf -H "Authorization: Bearer $root_token" "http://127.0.0.1:$(cat "$dir/node-$1/port")/v1/cluster" 2>/dev/null \
+        | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s);process.exit(c.partitions.length>0&&c.partitions.every(p=>p.owner)?0:1)})'
+    }
+    for nd in "$dir"/node-*; do
+      i=${nd##*-}
+      [ -f "$nd/server.pid" ] || continue
+      pid=$(cat "$nd/server.pid")
+      t0=$(date +%s%N)
+      if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && die "server $i (pid $pid) did not stop within 30 s of SIGTERM"
+      fi
+      t1=$(date +%s%N)
+      start_node "$i"; wait_healthy "$i"
+      for _ in $(seq 1 600); do owned "$i" && break; sleep 0.1; done
+      owned "$i" || die "after restarting server $i, not every partition was owned within 60 s"
+      echo "server $i: stopped in $(( (t1 - t0) / 1000000 )) ms, serving again and every partition owned $(( ($(date +%s%N) - t1) / 1000000 )) ms later"
+    done
+    write_json
+    echo "cluster in $dir upgraded: every server restarted in turn"
     ;;
   stop)
     pids=()

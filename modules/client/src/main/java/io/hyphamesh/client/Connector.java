@@ -106,6 +106,14 @@ final class Connector implements Link.Owner {
         return restarting;
     }
 
+    /** The last link that ended with 1012: what was sent on it and not answered was not applied. */
+    private volatile Link restartedLink;
+
+    /** True when {@code l} ended with 1012 (the server drained first). */
+    boolean endedWithRestart(Link l) {
+        return l != null && l == restartedLink;
+    }
+
     /** Stops reconnecting and hands back the live link (null if none) for the caller to close. */
     Link stop() {
         stopped = true;
@@ -220,6 +228,10 @@ final class Connector implements Link.Owner {
     }
 
     private void lost(Link l, int code, String reason, boolean abrupt) {
+        if (!abrupt && CloseCode.reconnectAfter(code) == CloseCode.Reconnect.SOON) {
+            // before the link is taken down: a request whose send raced the close must see it
+            restartedLink = l;
+        }
         if (stopped || !LINK.compareAndSet(this, l, null)) {
             return;
         }

@@ -346,7 +346,8 @@ final class DefaultHyphaClient implements HyphaClient {
         }
         Link now = connector.current();
         if (now != l) {
-            if (l != null && !e.resendable()) {
+            // a socket that closed with 1012 ran nothing it had not answered: the request goes again
+            if (l != null && !e.resendable() && !connector.endedWithRestart(l)) {
                 if (pending.take(e.id()) == e) {
                     // the socket dropped while we sent: this one may or may not have left
                     e.future().completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE,
