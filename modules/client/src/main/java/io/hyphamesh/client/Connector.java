@@ -228,9 +228,10 @@ final class Connector implements Link.Owner {
     }
 
     private void lost(Link l, int code, String reason, boolean abrupt) {
-        if (!abrupt && CloseCode.reconnectAfter(code) == CloseCode.Reconnect.SOON) {
-            // before the link is taken down: a request whose send raced the close must see it
+        if (!abrupt && CloseCode.reconnectAfter(code) == CloseCode.Reconnect.SOON && options.reconnect()) {
+            // before the link is taken down: a request made or sent in the gap must see the restart
             restartedLink = l;
+            restarting = true;
         }
         if (stopped || !LINK.compareAndSet(this, l, null)) {
             return;
@@ -244,9 +245,6 @@ final class Connector implements Link.Owner {
         boolean forGood = (how == CloseCode.Reconnect.NEVER && code != CloseCode.NORMAL.code()) || !options.reconnect();
         ErrorCode closeCode = forGood ? CloseCode.of(code).map(CloseCode::error).orElse(null) : null;
         boolean restart = how == CloseCode.Reconnect.SOON && !forGood;
-        if (restart) {
-            restarting = true;
-        }
         // after a 1012 the server answered everything it ran: what has no answer was not applied
         client.lost(l, why, forGood, closeCode, restart);
         if (forGood) {
