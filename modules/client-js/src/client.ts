@@ -579,14 +579,15 @@ export class HyphaClient {
     this.held.unshift(...again);
 
     if (this.closedForGood) return;
-    if (!hadHello && !opened) {
-      this.refused(code, reason);
-      return;
-    }
+    // "moved" first: a browser may report a socket closed right after its upgrade as never opened
     if (code === 4307 && /^https?:\/\//.test(reason)) {
       this.moveTo(reason);
-      this.emit('reconnecting', { code, reason });
+      if (hadHello) this.emit('reconnecting', { code, reason });
       this.open();
+      return;
+    }
+    if (!hadHello && !opened) {
+      this.refused(code, reason);
       return;
     }
     if (how === 'never' && code !== 1000 && !(code === 4001 && typeof this.opts.token === 'function' && hadHello)) {

@@ -253,8 +253,11 @@ try {
       const [a, b] = cluster.nodes.map((n) => n.url);
       const api = async (base, method, path, body) => (await fetch(base + path, { method, headers: { Authorization: `Bearer ${cluster.root}` }, body: body && JSON.stringify(body) })).json();
       const cws = 'web' + Math.random().toString(36).slice(2, 8);
-      await api(a, 'POST', '/v1/workspaces', { name: cws });
-      const owner = (await api(a, 'GET', `/v1/workspaces/${cws}/locate`)).url;
+      const made = await api(a, 'POST', '/v1/workspaces', { name: cws });
+      // just after the start the partitions may still be assigned: "no server serves it right now; retry"
+      const located = await until(async () => { const l = await api(a, 'GET', `/v1/workspaces/${cws}/locate`); return l.url ? l : null; },
+        30_000, `a server serving ${cws} (created: ${JSON.stringify(made)})`);
+      const owner = located.url;
       const wrong = owner === a ? b : a;
       const t = (await api(owner, 'POST', `/v1/workspaces/${cws}/tokens`, { permission: 'read_write', client_id: 'mover' })).token;
       const m = await p.evaluate(async ([u, t]) => {

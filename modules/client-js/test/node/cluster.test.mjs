@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HyphaClient } from '../../dist/index.js';
-import { repo } from '../server.mjs';
+import { repo, until } from '../server.mjs';
 
 let dir, cluster, root, why;
 const script = path.join(repo, 'scripts/cluster.sh');
@@ -41,7 +41,11 @@ test('a socket on the wrong server follows 4307 to the owner at once', async (t)
   {
     const ws = 'cl' + Math.random().toString(36).slice(2, 9);
     await api(a, 'POST', '/v1/workspaces', { name: ws });
-    const owner = (await api(a, 'GET', `/v1/workspaces/${ws}/locate`)).url;
+    // just after the start the partitions may still be assigned: "no server serves it right now; retry"
+    const owner = (await until(async () => {
+      const res = await fetch(`${a}/v1/workspaces/${ws}/locate`, { headers: { Authorization: `Bearer ${root}` } });
+      return res.ok ? res.json() : null;
+    }, 30_000, `a server serving ${ws}`)).url;
     const wrong = owner === a ? b : a;
     const token = (await api(owner, 'POST', `/v1/workspaces/${ws}/tokens`, { permission: 'read_write', client_id: 'mover' })).token;
     const states = [];

@@ -49,7 +49,9 @@ test('./hypha restart: a new process serves, the clients see a pause and no fail
     assert.notEqual(fs.readFileSync(path.join(dir, 'data/server.lock'), 'utf8').trim(), oldPid, 'another process holds the data directory');
   } finally {
     try { process.kill(-serve.pid, 'SIGTERM'); } catch { /* gone */ }
-    await until(() => serve.exitCode !== null || serve.signalCode !== null, 30_000, './hypha serve stopped').catch(() => process.kill(-serve.pid, 'SIGKILL'));
-    fs.rmSync(dir, { recursive: true, force: true });
+    await until(() => serve.exitCode !== null || serve.signalCode !== null, 30_000, './hypha serve stopped')
+      .catch(() => { try { process.kill(-serve.pid, 'SIGKILL'); } catch { /* gone */ } });
+    // a server of the group may still be writing its data directory as it ends: remove it once it is quiet
+    await until(() => { try { fs.rmSync(dir, { recursive: true, force: true }); return true; } catch { return false; } }, 30_000, 'the temp directory removed');
   }
 });

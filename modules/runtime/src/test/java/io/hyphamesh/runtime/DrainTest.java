@@ -93,11 +93,13 @@ class DrainTest {
                         }
                     }));
                 }
-                Awaitility.await("load runs").atMost(T).until(() -> acked.size() > 200);
+                // the point is 0 failures, not throughput: in the full suite (2 cores, many servers) a
+                // fsync can take 100 ms, so only a few rounds are awaited on each side of the restart
+                Awaitility.await("load runs").atMost(T).until(() -> acked.size() > 20);
                 own.restart();
                 Awaitility.await("restored").atMost(T).until(() -> states.contains(ConnectionState.RESTORED));
                 int atRestart = acked.size();
-                Awaitility.await("load after the restart").atMost(T).until(() -> acked.size() > atRestart + 200);
+                Awaitility.await("load after the restart").atMost(T).until(() -> acked.size() > atRestart + 20);
                 go.set(false);
                 for (Thread th : load) {
                     th.join(T.toMillis());
