@@ -18,3 +18,13 @@ test('CLOSE_CODES is CloseCode.java, entry for entry', () => {
   assert.equal(reconnectAfter(1012), 'soon');
   assert.equal(reconnectAfter(4999), 'backoff', 'a code not in the table: backoff');
 });
+
+test('ERROR_CODES is ErrorCode.java, code for code, with the same HTTP statuses', async () => {
+  const { ERROR_CODES, HTTP_STATUS } = await import('../../dist/errors.js');
+  const src = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)),
+    '../../../api/src/main/java/io/hyphamesh/api/ErrorCode.java'), 'utf8');
+  const rows = [...src.matchAll(/^\s{4}([A-Z_]+)\((\d{3})\)[,;]/gm)].map(([, name, status]) => [name.toLowerCase(), Number(status)]);
+  assert.ok(rows.length >= 14, `read ${rows.length} codes from ErrorCode.java`);
+  assert.deepEqual([...ERROR_CODES], rows.map(([c]) => c));
+  assert.deepEqual(HTTP_STATUS, Object.fromEntries(rows));
+});
