@@ -21,6 +21,7 @@ test('a restart under load: 0 failed requests, 0 lost, 0 duplicates', async () =
   const seen = [];
   const sub = await reader.log('roll').subscribe({ since: 0 });
   (async () => { for await (const e of sub) seen.push(e.seq); })();
+  try {
   const acked = [];
   const failures = [];
   let go = true;
@@ -46,6 +47,9 @@ test('a restart under load: 0 failed requests, 0 lost, 0 duplicates', async () =
   assert.equal((await writer.doc('n').get()).value, acked.length, 'each incr applied once');
   await until(() => seen.length === acked.length, 10_000, 'the subscriber has all');
   assert.ok(seen.every((q, i) => q === i + 1), '0 gaps, 0 duplicates');
-  await writer.close();
-  await reader.close();
+  } finally {
+    // closed also when an assertion failed: a client left open keeps reconnecting and the file never ends
+    await writer.close();
+    await reader.close();
+  }
 });

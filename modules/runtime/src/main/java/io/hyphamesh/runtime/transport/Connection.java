@@ -143,14 +143,16 @@ final class Connection implements Session {
 
     @Override
     public void reply(long requestId, String okJson) {
-        inFlight.decrementAndGet();
+        // queued before it stops counting: a drain that sees nothing in flight puts its 1012 close
+        // behind every answer (an answer behind the close is lost, and its request sent again)
         enqueue(Frames.reply(requestId, okJson), outbound.size() + outbound.remainingCapacity());
+        inFlight.decrementAndGet();
     }
 
     @Override
     public void fail(long requestId, HyphaException error) {
-        inFlight.decrementAndGet();
         enqueue(Frames.error(requestId, error), outbound.size() + outbound.remainingCapacity());
+        inFlight.decrementAndGet();
     }
 
     @Override
