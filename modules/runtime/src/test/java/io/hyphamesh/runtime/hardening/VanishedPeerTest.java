@@ -88,8 +88,9 @@ class VanishedPeerTest {
             // (rpc.provider-grace): the call waits for a provider within its 1 s timeout, then fails unavailable
             consumer.sendText("{\"id\":2,\"to\":\"ws\",\"op\":\"call\",\"service\":\"calc\",\"method\":\"add\","
                     + "\"args\":[1,2],\"timeout_ms\":1000}");
-            String second = consumer.awaitText(t -> t.contains("\"re\":2"), BOUND_MS);
-            assertNotNull(second, "a new call to the dead provider was not answered within " + BOUND_MS + " ms");
+            // what is checked is where the call goes, not how fast its 1 s timeout ends: 10 s covers the full suite on 2 cores
+            String second = consumer.awaitText(t -> t.contains("\"re\":2"), 10_000);
+            assertNotNull(second, "a new call to the dead provider was not answered within 10 s (its timeout is 1 s)");
             assertTrue(second.contains("\"unavailable\"") || second.contains("\"peer_gone\""),
                     "a new call must not be routed to the dead provider: " + second);
             consumer.sendText("{\"id\":3,\"to\":\"ws\",\"op\":\"services\"}");
