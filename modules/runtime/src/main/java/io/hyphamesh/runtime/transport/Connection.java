@@ -71,6 +71,12 @@ final class Connection implements Session {
     private final AtomicBoolean cleaned = new AtomicBoolean();
     private volatile String cleanedUpBy;
     private final AtomicInteger inFlight = new AtomicInteger();
+    /**
+     * Requests not yet answered into the outbound queue (the drain waits for 0). Apart from
+     * {@link #inFlight}, which frees its slot before the answer is queued: a client that sends its
+     * next request as the answer arrives must find the slot free.
+     */
+    private final AtomicInteger unanswered = new AtomicInteger();
     /** Calls routed to this session as a provider, by call id. */
     private final Map<Long, InboundCall> calls = new ConcurrentHashMap<>();
     /** Subscriptions this session holds, by subscription id. */
@@ -136,23 +142,25 @@ final class Connection implements Session {
         return principal;
     }
 
-    /** Requests of this socket not answered yet (a drain waits for 0). */
-    int inFlight() {
-        return inFlight.get();
+    /** Requests of this socket whose answer is not queued yet (a drain waits for 0). */
+    int unanswered() {
+        return unanswered.get();
     }
 
     @Override
     public void reply(long requestId, String okJson) {
-        // queued before it stops counting: a drain that sees nothing in flight puts its 1012 close
-        // behind every answer (an answer behind the close is lost, and its request sent again)
-        enqueue(Frames.reply(requestId, okJson), outbound.size() + outbound.remainingCapacity());
         inFlight.decrementAndGet();
+        // queued before it stops counting as unanswered: a drain that sees nothing unanswered puts its
+        // 1012 close behind every answer (an answer behind the close is lost, its request sent again)
+        enqueue(Frames.reply(requestId, okJson), outbound.size() + outbound.remainingCapacity());
+        unanswered.decrementAndGet();
     }
 
     @Override
     public void fail(long requestId, HyphaException error) {
-        enqueue(Frames.error(requestId, error), outbound.size() + outbound.remainingCapacity());
         inFlight.decrementAndGet();
+        enqueue(Frames.error(requestId, error), outbound.size() + outbound.remainingCapacity());
+        unanswered.decrementAndGet();
     }
 
     @Override
@@ -304,9 +312,11 @@ final class Connection implements Session {
             // shed work rather than thrash: the request is not run (answers to routed calls, handled
             // above, and pings still pass)
             inFlight.incrementAndGet();
+            unanswered.incrementAndGet();
             fail(reqId, new HyphaException(ErrorCode.UNAVAILABLE, "server is low on memory; retry later (not applied)"));
             return;
         }
+        unanswered.incrementAndGet();
         if (inFlight.incrementAndGet() > transport.maxInFlight()) {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
             return;
@@ -315,6 +325,7 @@ final class Connection implements Session {
             // counted before the check, so a drain that saw no request in flight sees none start:
             // held unanswered and never run; the 1012 close that follows says it was not applied
             inFlight.decrementAndGet();
+            unanswered.decrementAndGet();
             return;
         }
         try {

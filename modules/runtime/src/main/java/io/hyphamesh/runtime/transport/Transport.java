@@ -462,7 +462,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     public int drain(java.time.Duration bound) {
         draining = true;
         long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.inFlight() > 0)) {
+        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.unanswered() > 0)) {
             try {
                 Thread.sleep(5);
             } catch (InterruptedException e) {
@@ -473,7 +473,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         closing = true;
         int unfinished = 0;
         for (Connection c : connections.values()) {
-            if (c.inFlight() > 0) {
+            if (c.unanswered() > 0) {
                 unfinished++;
                 c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
             } else {
