@@ -9,8 +9,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -40,8 +42,17 @@ import io.hyphamesh.api.HyphaException;
  * connection is reopened before the next transaction when a {@link Reconnect} is given; a store
  * that cannot write refuses writes until a probe write succeeds ({@link WriteRecovery}). The write
  * connection, its statements and the applier of a transaction's writes are a {@link WriteConnection}.
- * One platform thread owns the write connection; {@link #submit} is safe from any thread. Waiters'
- * callbacks run on the committer thread, so they must be short and never block.
+ *
+ * <p>Who commits (leader/follower, as PostgreSQL's WAL flush and MySQL's binlog group commit do):
+ * whoever holds the {@link #leader} lock owns the write connection and commits the queue as one
+ * group. A thread that reads requests ({@link CommitLeader}) submits without waking anyone and, once
+ * it has read everything its socket had buffered, leads the commit itself when no commit runs;
+ * when one runs, its holder takes the new submissions after it (it looks at the queue again after
+ * releasing the lock, so nothing queued meanwhile is left behind). Any other submitter wakes this
+ * committer's own platform thread, which also leads when a reader has led two groups in a row with
+ * more waiting, and runs checkpoints, recovery probes and the last commit at close. {@link #submit}
+ * is safe from any thread. Waiters' callbacks run on the thread that committed, so they must be
+ * short and never block for long.
  */
 final class GroupCommitter {
     private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());
@@ -72,7 +83,7 @@ final class GroupCommitter {
          */
         Map<Integer, Long> epochs(Connection c, Set<Integer> partitions) throws SQLException;
 
-        /** A fence check found {@code partition} no longer held at {@code epoch}. Called on the committer thread. */
+        /** A fence check found {@code partition} no longer held at {@code epoch}. Called by the thread that commits. */
         void lost(int partition, long epoch);
     }
 
@@ -95,8 +106,10 @@ final class GroupCommitter {
     private final int maxBatch;
     private final Fence fence;
     private final Reconnect reconnect;
-    private final LinkedBlockingQueue<Submission> queue = new LinkedBlockingQueue<>();
-    /** Submissions in the last group (committer thread only). */
+    private final ConcurrentLinkedQueue<Submission> queue = new ConcurrentLinkedQueue<>();
+    /** Held by whoever commits: the write connection and the fields below are its. */
+    private final ReentrantLock leader = new ReentrantLock();
+    /** Submissions in the last group (leader only). */
     private int lastBatch;
     /**
      * A checkpoint failed: its commit may still have landed (a failed commit can be ambiguous), and
@@ -110,9 +123,9 @@ final class GroupCommitter {
     private volatile long writes;
     private volatile long failures;
     private volatile long fenced;
-    // writability and the probe that brings it back (set and cleared by the committer thread only)
+    // writability and the probe that brings it back (set and cleared by the leader only)
     private final WriteRecovery recovery;
-    // owned by the committer thread (replaced together when the connection is reopened)
+    // owned by the leader (replaced together when the connection is reopened)
     private final WriteConnection writer;
     // Derby: the shard's journal of Doc and Log writes (null: every write goes to the database)
     private final DocJournal journal;
@@ -176,7 +189,62 @@ final class GroupCommitter {
             return done;
         }
         queue.add(new Submission(partition, epoch, owner, writes, done));
+        if (!CommitLeader.defer(this)) {
+            LockSupport.unpark(thread);
+        }
         return done;
+    }
+
+    /**
+     * Called by a {@link CommitLeader} thread that submitted here: commits what is queued when no
+     * commit runs (one more group when more arrived meanwhile), else leaves it to the commit that
+     * runs. Hands over to the committer's own thread when the queue is still not empty after that.
+     */
+    void lead() {
+        for (int round = 0; !queue.isEmpty(); round++) {
+            if (round == 2) {
+                // this thread has its own socket to read: the committer thread goes on
+                LockSupport.unpark(thread);
+                return;
+            }
+            if (!leader.tryLock()) {
+                // the holder looks at the queue again after it releases the lock
+                return;
+            }
+            boolean checkpoint;
+            try {
+                commitRound();
+                checkpoint = checkpointWanted();
+            } finally {
+                leader.unlock();
+            }
+            if (checkpoint) {
+                // a checkpoint writes the journal into the database: long, and not this thread's work
+                LockSupport.unpark(thread);
+            }
+        }
+    }
+
+    /** Takes what is queued (up to {@code maxBatch}) and commits it as one group. Leader only. */
+    private void commitRound() {
+        List<Submission> batch = new ArrayList<>();
+        Submission s;
+        while (batch.size() < maxBatch && (s = queue.poll()) != null) {
+            batch.add(s);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        if (batch.size() < lastBatch && lastBatch > 1 && batch.size() < maxBatch) {
+            // writers are many (the last group was larger): let those about to submit do so
+            // before this group's fsync, rather than pay an fsync for them right after it
+            Thread.yield();
+            while (batch.size() < maxBatch && (s = queue.poll()) != null) {
+                batch.add(s);
+            }
+        }
+        lastBatch = batch.size();
+        commitBatch(batch);
     }
 
     private HyphaException downError(String problem) {
@@ -228,43 +296,46 @@ final class GroupCommitter {
         }
         // what a previous run left in the journal goes into Derby at its first checkpoint, a second
         // from now (reads merge it meanwhile; a database write that touches it checkpoints first)
-        List<Submission> batch = new ArrayList<>();
         while (true) {
             try {
-                Submission first = queue.poll(100, TimeUnit.MILLISECONDS);
-                if (!stopping && recovery.probeDue()) {
-                    recovery.tryRecover(reconnect, writer);
-                }
-                if (first == null) {
-                    checkpointIfDue();
-                    if (stopping && queue.isEmpty()) {
-                        if (journal != null && (!journal.isEmpty() || journal.needsRetire() || checkpointUnsettled)) {
-                            checkpoint();
+                if (queue.isEmpty()) {
+                    leader.lock();
+                    try {
+                        if (!stopping && recovery.probeDue()) {
+                            recovery.tryRecover(reconnect, writer);
                         }
-                        journalClosed();
-                        return;
+                        checkpointIfDue();
+                        if (stopping && queue.isEmpty()) {
+                            if (journal != null && (!journal.isEmpty() || journal.needsRetire() || checkpointUnsettled)) {
+                                checkpoint();
+                            }
+                            journalClosed();
+                            return;
+                        }
+                    } finally {
+                        leader.unlock();
+                    }
+                    if (queue.isEmpty() && !stopping) {
+                        // woken by a submitter that leads nothing, a reader leaving more than it
+                        // led, a due checkpoint, or close()
+                        LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(100));
                     }
                     continue;
                 }
-                batch.add(first);
-                queue.drainTo(batch, maxBatch - 1);
-                if (batch.size() < lastBatch && lastBatch > 1 && batch.size() < maxBatch) {
-                    // writers are many (the last group was larger): let those about to submit do so
-                    // before this group's fsync, rather than pay an fsync for them right after it
-                    Thread.yield();
-                    queue.drainTo(batch, maxBatch - batch.size());
+                leader.lock();
+                try {
+                    commitRound();
+                    checkpointIfDue();
+                } finally {
+                    leader.unlock();
                 }
-                lastBatch = batch.size();
-                commitBatch(batch);
-                checkpointIfDue();
-            } catch (InterruptedException e) {
-                // only close() stops this thread, by setting stopping; an interrupt is ignored so a
+            } catch (Throwable t) {
+                // an interrupt is ignored (only close() stops this thread, by setting stopping), so a
                 // commit in progress is never broken off (Derby reopens files closed by interrupts)
                 Thread.interrupted();
-            } catch (Throwable t) {
-                LOG.log(Level.SEVERE, "group committer failed unexpectedly", t);
-            } finally {
-                batch.clear();
+                if (!(t instanceof InterruptedException)) {
+                    LOG.log(Level.SEVERE, "group committer failed unexpectedly", t);
+                }
             }
         }
     }
@@ -352,13 +423,15 @@ final class GroupCommitter {
         completeAll(run);
     }
 
+    /** True when {@link #checkpointIfDue} has work. Leader only. */
+    private boolean checkpointWanted() {
+        return journal != null && (!checkpointWaiters.isEmpty() || journal.checkpointDue() || journal.needsRetire()
+                || checkpointUnsettled);
+    }
+
     /** Writes the journal's rows into the database now, when they waited long enough or someone asked. */
     private void checkpointIfDue() {
-        if (journal == null) {
-            return;
-        }
-        boolean asked = !checkpointWaiters.isEmpty();
-        if (asked || journal.checkpointDue() || journal.needsRetire() || checkpointUnsettled) {
+        if (checkpointWanted()) {
             boolean ok = journal.isEmpty() && !journal.needsRetire() && !checkpointUnsettled || checkpoint();
             CompletableFuture<Void> w;
             while ((w = checkpointWaiters.poll()) != null) {
@@ -383,6 +456,7 @@ final class GroupCommitter {
             return f;
         }
         checkpointWaiters.add(f);
+        LockSupport.unpark(thread);
         return f;
     }
 
@@ -741,6 +815,7 @@ final class GroupCommitter {
 
     void close() {
         stopping = true;
+        LockSupport.unpark(thread);
         try {
             thread.join(TimeUnit.SECONDS.toMillis(30));
         } catch (InterruptedException e) {

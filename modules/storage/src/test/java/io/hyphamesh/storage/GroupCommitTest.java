@@ -78,6 +78,85 @@ abstract class GroupCommitTest {
     }
 
     @Test
+    void readersLeadingTheirOwnCommitsLoseNoSubmissionAndStillShareCommits() throws Exception {
+        // 40 virtual threads, each the reader of one Log: submits a burst (pipelined requests), then
+        // leads (CommitLeader), as a socket's reader does once its buffer is empty; platform threads
+        // submit beside them as the HTTP edge does. Every submission must complete, in order per Log.
+        int readers = 40;
+        int bursts = 10;
+        int perBurst = 3;
+        List<long[]> ids = new ArrayList<>();
+        List<CompletableFuture<Void>> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int r = 0; r < readers + 2; r++) {
+            ObjectId oid = ObjectId.log("w1", "lead" + r);
+            int shard = storage.shardOf(oid);
+            ids.add(new long[] {shard, storage.newObjectId(shard)});
+        }
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < readers + 2; r++) {
+            long[] si = ids.get(r);
+            boolean leads = r < readers;
+            Runnable work = () -> {
+                CommitLeader leader = leads ? CommitLeader.enter() : null;
+                long seq = 1;
+                for (int b = 0; b < bursts; b++) {
+                    for (int k = 0; k < perBurst; k++, seq++) {
+                        all.add(storage.submit((int) si[0], WriteOwner.NONE,
+                                new Write.AppendEntries(si[1], StorageFixture.entries(seq, 1))));
+                    }
+                    if (leader != null) {
+                        leader.lead();
+                    }
+                }
+                if (leader != null) {
+                    leader.exit();
+                }
+            };
+            threads.add(leads ? Thread.ofVirtual().start(work) : Thread.ofPlatform().start(work));
+        }
+        for (Thread t : threads) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        int n = (readers + 2) * bursts * perBurst;
+        assertEquals(n, all.size());
+        Storage.Stats stats = storage.stats();
+        assertTrue(stats.commits() < stats.submissions(), "submissions waiting together share commits: " + stats);
+        for (long[] si : ids) {
+            List<LogEntry> got = storage.readLog((int) si[0], si[1], 1, Long.MAX_VALUE, 1000, false);
+            assertEquals(bursts * perBurst, got.size());
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(i + 1, got.get(i).seq());
+            }
+        }
+    }
+
+    @Test
+    void aLeaderThatWaitsWithoutLeadingIsStillCommittedByTheCommitterThread() throws Exception {
+        // the committer thread looks at the queue at least every 100 ms: a reader that blocks on its
+        // own commit before leading it (a code path that should have called CommitLeader.leadOwed)
+        // is late, never stuck
+        ObjectId oid = ObjectId.log("w1", "waits");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        CompletableFuture<Void> done = CompletableFuture.supplyAsync(() -> {
+            CommitLeader leader = CommitLeader.enter();
+            try {
+                storage.submit(shard, WriteOwner.NONE, new Write.AppendEntries(id, StorageFixture.entries(1, 1)))
+                        .get(10, TimeUnit.SECONDS);
+                assertTrue(leader.owes(), "the submission was left to this thread to lead");
+                return null;
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            } finally {
+                leader.exit();
+            }
+        }, java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+        done.get(20, TimeUnit.SECONDS);
+        assertEquals(1, storage.readLog(shard, id, 1, 1, 1, false).size());
+    }
+
+    @Test
     void aFailedCommitStoresNothingOfItAndFailsItsWaiters() throws Exception {
         ObjectId oid = ObjectId.log("w1", "dup");
         int shard = storage.shardOf(oid);

@@ -23,6 +23,7 @@ import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.auth.TokenService;
 import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.storage.CommitLeader;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.TokenRow;
@@ -360,6 +361,7 @@ public final class ControlPlane {
     }
 
     private static void await(CompletableFuture<Void> f) {
+        CommitLeader.leadOwed();
         try {
             f.get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

@@ -18,16 +18,24 @@ import io.hyphamesh.storage.WriteOwner;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * A live object: a mailbox drained by one virtual thread at a time, so the object's operations run
- * one at a time in arrival order while different objects run in parallel. Subclasses hold the
- * object's state and touch it only from the {@code on…} callbacks, which all run on the mailbox
- * thread. {@link #offer} is safe from any thread; {@link #commitFailed} is called by the storage
- * committer.
+ * A live object: a mailbox drained by one thread at a time, so the object's operations run one at a
+ * time in arrival order while different objects run in parallel. A request runs to completion on
+ * the thread that read it ({@link #offerAndRun}): when no thread runs the object, the reader takes
+ * the run itself (the {@code scheduled} flag is the object's lock) and handles what is queued, its
+ * own request first; when one runs, the request is queued and that thread handles it. Work that must
+ * not run on a reader (alarms, timers, commit follow-ups, the rest of a long run) is drained by a
+ * virtual thread of the host's executor. Subclasses hold the object's state and touch it only from
+ * the {@code on…} callbacks, which run on whichever thread holds the run. {@link #offer} is safe
+ * from any thread; {@link #commitFailed} is called by the thread that committed.
  */
 public abstract class LiveObject implements WriteOwner {
     private static final Logger LOG = Logger.getLogger(LiveObject.class.getName());
     /** Messages handled per drain before the thread yields to other objects. */
     private static final int DRAIN_QUANTUM = 4096;
+    /** Messages a reader handles in a run it took before the rest goes to an executor thread. */
+    private static final int INLINE_QUANTUM = 256;
+    /** The object whose run the current thread holds: what it dispatches meanwhile is queued, not nested. */
+    private static final ThreadLocal<LiveObject> RUNNING = new ThreadLocal<>();
 
     /** The object's identity. */
     protected final ObjectId id;
@@ -114,6 +122,29 @@ public abstract class LiveObject implements WriteOwner {
         return true;
     }
 
+    /**
+     * As {@link #offer}, and runs the object on the calling thread when no thread runs it (a request
+     * read from a socket: run to completion where it was read). Only a virtual thread outside any
+     * object's run takes it; otherwise the message is queued for the thread that runs the object.
+     */
+    final boolean offerAndRun(Object message) {
+        lifecycle.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            mailbox.add(message);
+        } finally {
+            lifecycle.unlock();
+        }
+        if (RUNNING.get() == null && Thread.currentThread().isVirtual() && scheduled.compareAndSet(false, true)) {
+            drain(INLINE_QUANTUM);
+        } else {
+            schedule();
+        }
+        return true;
+    }
+
     /** Posts a task to run on this object's thread, after what is already queued. */
     protected final void post(Runnable task) {
         if (!offer(new Task(task))) {
@@ -133,7 +164,7 @@ public abstract class LiveObject implements WriteOwner {
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             try {
-                ctx.executor().execute(this::drain);
+                ctx.executor().execute(() -> drain(DRAIN_QUANTUM));
             } catch (RejectedExecutionException e) {
                 // the host is shutting down: answer what is queued instead of leaving it unanswered
                 scheduled.set(false);
@@ -147,7 +178,10 @@ public abstract class LiveObject implements WriteOwner {
         }
     }
 
-    private void drain() {
+    /** Handles up to {@code quantum} queued messages; the caller set {@code scheduled}. */
+    private void drain(int quantum) {
+        LiveObject outer = RUNNING.get();
+        RUNNING.set(this);
         try {
             if (!loaded) {
                 if (!loadSafely()) {
@@ -156,7 +190,7 @@ public abstract class LiveObject implements WriteOwner {
             }
             int n = 0;
             Object m;
-            while (n < DRAIN_QUANTUM && (m = mailbox.poll()) != null) {
+            while (n < quantum && (m = mailbox.poll()) != null) {
                 handle(m);
                 n++;
             }
@@ -168,6 +202,7 @@ public abstract class LiveObject implements WriteOwner {
                 leaving.complete(null);
             }
         } finally {
+            RUNNING.set(outer);
             scheduled.set(false);
             if (!mailbox.isEmpty()) {
                 schedule();

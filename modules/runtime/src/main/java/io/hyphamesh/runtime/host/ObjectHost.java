@@ -22,6 +22,7 @@ import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
+import io.hyphamesh.storage.CommitLeader;
 import io.hyphamesh.storage.Storage;
 
 /**
@@ -148,7 +149,10 @@ public final class ObjectHost implements AutoCloseable {
         return alarms;
     }
 
-    /** Queues a request to its target object, waking it when hibernated; refused when not served here. */
+    /**
+     * Runs a request on its target object (on the calling thread when no thread runs it; see
+     * {@link LiveObject#offerAndRun}), waking it when hibernated; refused when not served here.
+     */
     public void dispatch(Request r) {
         if (!placement.serves(r.target().workspace())) {
             r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + r.target().workspace()
@@ -185,7 +189,7 @@ public final class ObjectHost implements AutoCloseable {
         }
         while (true) {
             LiveObject o = live.computeIfAbsent(id, k -> factory.apply(k, ctx));
-            if (o.offer(message)) {
+            if (message instanceof Request ? o.offerAndRun(message) : o.offer(message)) {
                 return;
             }
             live.remove(id, o);
@@ -196,6 +200,7 @@ public final class ObjectHost implements AutoCloseable {
     public boolean delete(ObjectId id) {
         CompletableFuture<Boolean> done = new CompletableFuture<>();
         send(id, new LiveObject.Delete(done));
+        CommitLeader.leadOwed();
         try {
             return done.get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {

@@ -33,8 +33,11 @@ import jakarta.json.JsonValue;
 
 /**
  * One client socket. Inbound frames are parsed and dispatched on the socket's reader thread
- * (Helidon's); everything outbound goes through one bounded queue drained by one writer virtual
- * thread, so sends never interleave and several queued frames leave as one message (a JSON array).
+ * (Helidon's). An answer (or a call routed to a provider) is written by the thread that has it, a
+ * virtual one, straight to the socket when nothing is queued or being written and the peer has been
+ * heard from lately ({@link #tryDirect}); everything else goes through one bounded queue drained by
+ * one writer virtual thread, so sends never interleave and several queued frames leave as one
+ * message (a JSON array).
  * A queue that overflows marks a slow consumer: the socket is closed with {@link #CLOSE_SLOW_CONSUMER}
  * and the client resumes from what it last received. Thread-safe.
  */
@@ -54,6 +57,13 @@ final class Connection implements Session {
     private static final int MAX_BATCH_FRAMES = 512;
     private static final int MAX_BATCH_CHARS = 256 * 1024;
     private static final Object PING = new Object();
+    /**
+     * A direct write is tried only while fewer characters than this were written since the peer
+     * last sent a frame: a peer that stops reading fills its TCP window with what it does not read,
+     * and a write there blocks; the thread with the answer (which may be leading a commit for other
+     * sockets) must not be the one that waits. Past it, the socket's own writer waits instead.
+     */
+    private static final long DIRECT_UNHEARD_CHARS = 64 * 1024;
 
     private final long id;
     /**
@@ -88,6 +98,8 @@ final class Connection implements Session {
     /** The close frame was written (writer only): nothing more goes out. */
     private boolean closeWritten;
     private volatile long lastReceivedNanos = System.nanoTime();
+    /** Characters written since the peer's last frame (a heuristic: racy updates are harmless). */
+    private volatile long writtenSinceHeard;
     private volatile long lastPingNanos = System.nanoTime();
     /** The peer closed the socket with 1000 or 1001 before the server closed it. */
     private volatile boolean leftDeliberately;
@@ -150,17 +162,59 @@ final class Connection implements Session {
     @Override
     public void reply(long requestId, String okJson) {
         inFlight.decrementAndGet();
-        // queued before it stops counting as unanswered: a drain that sees nothing unanswered puts its
-        // 1012 close behind every answer (an answer behind the close is lost, its request sent again)
-        enqueue(Frames.reply(requestId, okJson), outbound.size() + outbound.remainingCapacity());
+        // written or queued before it stops counting as unanswered: a drain that sees nothing
+        // unanswered puts its 1012 close behind every answer (an answer behind the close is lost,
+        // its request sent again)
+        answer(Frames.reply(requestId, okJson));
         unanswered.decrementAndGet();
     }
 
     @Override
     public void fail(long requestId, HyphaException error) {
         inFlight.decrementAndGet();
-        enqueue(Frames.error(requestId, error), outbound.size() + outbound.remainingCapacity());
+        answer(Frames.error(requestId, error));
         unanswered.decrementAndGet();
+    }
+
+    /** An answer: written now when it can be, else queued (answers always have room). */
+    private void answer(String frame) {
+        if (!tryDirect(frame)) {
+            enqueue(frame, outbound.size() + outbound.remainingCapacity());
+        }
+    }
+
+    /**
+     * Writes {@code frame} on the calling thread when that keeps the order and cannot make the
+     * thread wait for a peer: a virtual thread, nothing queued or being written, and the peer heard
+     * from within the last {@link #DIRECT_UNHEARD_CHARS} written. Saves the hand-off to the writer
+     * (a thread start and a wake-up) for the common answer. False when the frame must be queued.
+     */
+    private boolean tryDirect(String frame) {
+        if (!open.get() || !outbound.isEmpty() || writtenSinceHeard > DIRECT_UNHEARD_CHARS
+                || !Thread.currentThread().isVirtual() || !writing.compareAndSet(false, true)) {
+            return false;
+        }
+        boolean written = false;
+        try {
+            if (outbound.isEmpty() && open.get()) {
+                ws.send(frame, true);
+                writtenSinceHeard += frame.length();
+                written = true;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
+            written = true; // the socket is gone: nothing would write the frame anyway
+            if (open.compareAndSet(true, false)) {
+                closeTcp();
+            }
+        } finally {
+            writing.set(false);
+            // what was queued meanwhile, and the clean-up of a socket that closed, are the writer's
+            if (!outbound.isEmpty() || !open.get()) {
+                kickWriter();
+            }
+        }
+        return written;
     }
 
     @Override
@@ -218,7 +272,7 @@ final class Connection implements Session {
             InboundCall c = calls.remove(callId);
             return c == null;
         }
-        if (!send(frame)) {
+        if (!tryDirect(frame) && !send(frame)) {
             InboundCall c = calls.remove(callId);
             return c == null;
         }
@@ -237,6 +291,7 @@ final class Connection implements Session {
             return;
         }
         lastReceivedNanos = System.nanoTime();
+        writtenSinceHeard = 0;
         int max = transport.maxFrameBytes();
         if (!last || fragments != null) {
             if (fragments == null) {
@@ -283,6 +338,7 @@ final class Connection implements Session {
 
     void onPong() {
         lastReceivedNanos = System.nanoTime();
+        writtenSinceHeard = 0;
     }
 
     /** Answers a client's ping through the writer (Helidon's session is not safe for concurrent sends). */
@@ -523,6 +579,11 @@ final class Connection implements Session {
                     }
                     batch.add(first);
                     outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+                    for (Object o : batch) {
+                        if (o instanceof String f) {
+                            writtenSinceHeard += f.length();
+                        }
+                    }
                     closeWritten = writeBatch(batch);
                     batch.clear();
                 }

@@ -19,6 +19,7 @@ import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.spi.ServerConnection;
 import io.helidon.websocket.WsSession;
+import io.hyphamesh.storage.CommitLeader;
 
 /**
  * One accepted WebSocket, server side (RFC 6455), replacing Helidon's {@code WsConnection} for the
@@ -67,7 +68,6 @@ final class WsSocket implements ServerConnection, WsSession {
     private final AtomicBoolean closeSent = new AtomicBoolean();
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile long lastReadNanos = System.nanoTime();
-    private volatile Thread readerThread;
     private volatile boolean canRun = true;
     private boolean sendContinues;
 
@@ -105,11 +105,16 @@ final class WsSocket implements ServerConnection, WsSession {
     /** Runs the socket until it ends; never throws anything Helidon would answer as HTTP. */
     @Override
     public void handle(Limit limit) {
-        readerThread = Thread.currentThread();
+        // the requests read here run here, and their commits are led from here once the socket has
+        // nothing more buffered (pipelined requests still commit together): see CommitLeader
+        CommitLeader commits = CommitLeader.enter();
         try {
             listener.onOpen(this);
             while (canRun && readFrame()) {
                 lastReadNanos = System.nanoTime();
+                if (reader.available() == 0) {
+                    commits.lead();
+                }
             }
             end(CLOSE_NORMAL, "closed");
         } catch (Violation v) {
@@ -122,6 +127,7 @@ final class WsSocket implements ServerConnection, WsSession {
             LOG.log(Level.FINEST, "socket read ended", e);
             end(CLOSE_ABNORMAL, "connection dropped");
         } finally {
+            commits.exit();
             end(CLOSE_ABNORMAL, "connection dropped");
         }
         // Helidon closes the TCP connection quietly on this exception
@@ -535,10 +541,12 @@ final class WsSocket implements ServerConnection, WsSession {
     @Override
     public void close(boolean interrupt) {
         canRun = false;
-        Thread t = readerThread;
-        if (t != null) {
-            // the reader is blocked in a socket read: interrupting it closes the socket and ends the loop
-            t.interrupt();
+        // the reader is blocked in a socket read, or leading a commit: closing the socket ends the
+        // read (an interrupt would also close the journal's file channel under a commit it leads)
+        try {
+            ctx.serverSocket().close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINEST, "socket close failed", e);
         }
     }
 }
