@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const NUMERIC = ['n', 'errors', 'p50_ms', 'p95_ms', 'p99_ms', 'max_ms', 'throughput_per_s',
-  'mb_per_s', 'peak', 'failures', 'conflicts', 'server_cpu_us_per_op', 'client_cpu_us_per_op', 'server_jit_cpu_us_per_op', 'acknowledged_lost'];
+  'mb_per_s', 'peak', 'failures', 'conflicts', 'server_cpu_us_per_op', 'client_cpu_us_per_op', 'server_jit_cpu_us_per_op', 'server_cs_per_op', 'acknowledged_lost'];
 
 const CLIENT_LABEL = { js: 'TypeScript client' };
 

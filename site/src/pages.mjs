@@ -231,6 +231,11 @@ function cpu(v) {
   return v >= 100 ? int(Math.round(v)) : fixed(v, 1);
 }
 
+/** Context switches per operation: a batched path does well under one (a read of pages, per entry), so 4 decimals below 1. */
+function switches(v) {
+  return v >= 100 ? int(Math.round(v)) : fixed(v, v >= 10 ? 1 : v >= 1 ? 2 : 4);
+}
+
 /** Server and client CPU per operation of every scenario that has it, ours beside each peer. */
 function cpuTable(run) {
   const names = scenarioNames(run).sort(scenarioOrder).filter((n) => rowsOf(run, n).some((r) => r.server_cpu_us_per_op != null));
@@ -239,17 +244,18 @@ function cpuTable(run) {
   const rows = names.map((n) => {
     const mine = ourRow(run, n);
     const td = (r, f) => (r?.[f] != null ? esc(cpu(r[f])) : '—');
+    const cs = (r) => `<td class="cs" data-field="server_cs_per_op">${r?.server_cs_per_op != null ? esc(switches(r.server_cs_per_op)) : '—'}</td>`;
     const peerCells = peers.map((p) => {
       const r = peerRow(run, n, p);
       const x = r && mine && r.server_cpu_us_per_op > 0 && mine.server_cpu_us_per_op != null ? ` <small>(ours ${esc(ratio(mine.server_cpu_us_per_op / r.server_cpu_us_per_op))})</small>` : '';
-      return `<td>${td(r, 'server_cpu_us_per_op')}${x}</td><td>${td(r, 'client_cpu_us_per_op')}</td>`;
+      return `<td>${td(r, 'server_cpu_us_per_op')}${x}</td>${cs(r)}<td>${td(r, 'client_cpu_us_per_op')}</td>`;
     }).join('');
     const jit = mine?.server_jit_cpu_us_per_op > 0 ? `<br><small class="cpu-jit">of it JIT ${esc(cpu(mine.server_jit_cpu_us_per_op))}</small>` : '';
-    return `<tr data-scenario="${esc(n)}"><th scope="row"><a href="scenarios.html#${esc(n)}">${esc(n)}</a></th><td>${td(mine, 'server_cpu_us_per_op')}${jit}</td><td>${td(mine, 'client_cpu_us_per_op')}</td>${peerCells}</tr>`;
+    return `<tr data-scenario="${esc(n)}"><th scope="row"><a href="scenarios.html#${esc(n)}">${esc(n)}</a></th><td>${td(mine, 'server_cpu_us_per_op')}${jit}</td>${cs(mine)}<td>${td(mine, 'client_cpu_us_per_op')}</td>${peerCells}</tr>`;
   }).join('\n');
   return `<h2 id="cpu">CPU per operation</h2>
-<p class="note">CPU time of the server process and of the load client over each measured phase, divided by the successful operations (µs per operation; lower is better). On 2 shared cores CPU per operation is throughput. For a peer, "ours ×" is our server's CPU ÷ the peer's. "Of it JIT" is the part our server's JIT compiler threads used in the same phase: a JVM still compiling the paths the scenario runs.</p>
-<table class="cpu-table"><thead><tr><th>scenario</th><th>ours, server</th><th>ours, client</th>${peers.map((p) => `<th>${esc(systemLabel(p))}, server</th><th>${esc(systemLabel(p))}, client</th>`).join('')}</tr></thead><tbody>
+<p class="note">CPU time of the server process and of the load client over each measured phase, divided by the successful operations (µs per operation; lower is better). On 2 shared cores CPU per operation is throughput. For a peer, "ours ×" is our server's CPU ÷ the peer's. "Of it JIT" is the part our server's JIT compiler threads used in the same phase: a JVM still compiling the paths the scenario runs. "Server cs" is the server process's context switches per operation over the same phase (all its threads, voluntary and involuntary, from <code>/proc</code>; runs before the field existed show —): a count, so it holds where the shared machine makes times noisy; the switches of threads that ended during the phase are not counted.</p>
+<table class="cpu-table"><thead><tr><th>scenario</th><th>ours, server</th><th>ours, server cs</th><th>ours, client</th>${peers.map((p) => `<th>${esc(systemLabel(p))}, server</th><th>${esc(systemLabel(p))}, server cs</th><th>${esc(systemLabel(p))}, client</th>`).join('')}</tr></thead><tbody>
 ${rows}
 </tbody></table>`;
 }

@@ -86,6 +86,20 @@ test('rows run through the TypeScript client are labelled beside ours, and the m
   assert.match(page, /Hypha-Mesh \(TypeScript client\)/);
 });
 
+test('the headline\'s CPU table shows the server\'s context switches per operation, ours and a peer\'s, and — where a run has none', () => {
+  const dir = tmp();
+  fs.writeFileSync(path.join(dir, 'cs.json'), minimal({ scenarios: [
+    { name: 'log.read.page', system: 'hypha-mesh', n: 1000, errors: 0, throughput_per_s: 900000, server_cpu_us_per_op: 1.5, client_cpu_us_per_op: 2, server_cs_per_op: 0.00425 },
+    { name: 'log.read.page', system: 'redis', n: 1000, errors: 0, throughput_per_s: 800000, server_cpu_us_per_op: 1.2, client_cpu_us_per_op: 1 },
+  ] }));
+  const out = path.join(dir, 'site');
+  build({ results: dir, out });
+  const page = fs.readFileSync(path.join(out, 'index.html'), 'utf8');
+  assert.match(page, /<th>ours, server cs<\/th>/);
+  const cells = [...page.matchAll(/<td class="cs" data-field="server_cs_per_op">([^<]*)<\/td>/g)].map((m) => m[1]);
+  assert.deepEqual(cells, ['0.0043', '—']);
+});
+
 test('the shown run is the latest full run, or the one asked for', () => {
   const { runs } = loadResults(FIXTURES);
   assert.equal(runs.length, 3);

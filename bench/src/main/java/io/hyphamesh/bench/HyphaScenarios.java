@@ -332,6 +332,8 @@ final class HyphaScenarios {
             long errors = 0;
             String firstError = null;
             long from = 1;
+            // the server's and this JVM's CPU and the server's switches over the pass, per entry read
+            Load.Sink cost = new Load.Sink();
             long start = System.nanoTime();
             while (read < n) {
                 long p0 = System.nanoTime();
@@ -356,13 +358,14 @@ final class HyphaScenarios {
                 from = page.next().getAsLong();
             }
             double secs = (System.nanoTime() - start) / 1e9;
+            Load.Measured phase = cost.done();
             if (read < n && firstError == null) {
                 firstError = "read only " + read + " of " + n + " entries";
                 errors++;
             }
             return Row.of("log.read.page", Row.US).n(read).errors(errors).latency(h).throughput(read / secs)
-                    .put("pages", pages).put("page_size", PAGE)
-                    .note("throughput in entries/s; latencies are per page of " + PAGE + " (one request each, serial)")
+                    .put("pages", pages).put("page_size", PAGE).perOp(read, phase)
+                    .note("throughput in entries/s and CPU per entry; latencies are per page of " + PAGE + " (one request each, serial)")
                     .note(Load.warmPagesNote(warm) + "; then one pass over the Log").note(fill).note(firstError);
         });
         run.scenario("log.replay", Row.US, n, api, () -> replay(log.name(), n, fill));

@@ -309,6 +309,8 @@ final class JsScenarios {
             long serverJit0 = -1;
             long serverCpu1 = -1;
             long serverJit1 = -1;
+            long serverCs0 = -1;
+            long serverCs1 = -1;
             long pid = Run.currentServerPid();
             while (true) {
                 JsonObject m = next();
@@ -320,9 +322,11 @@ final class JsScenarios {
                     if (m.getString("phase").equals("start")) {
                         serverCpu0 = Run.cpuNanos(pid);
                         serverJit0 = JitActivity.serverNanos(pid);
+                        serverCs0 = ContextSwitches.of(pid);
                     } else {
                         serverCpu1 = Run.cpuNanos(pid);
                         serverJit1 = JitActivity.serverNanos(pid);
+                        serverCs1 = ContextSwitches.of(pid);
                     }
                     send("ok");
                 } else if (type.equals("info")) {
@@ -331,7 +335,8 @@ final class JsScenarios {
                     if (!m.getString("name", "").equals(name)) {
                         throw new IOException("the JS driver sent the row of " + m.getString("name", "?") + " during " + name);
                     }
-                    return toRow(name, m, diff(serverCpu0, serverCpu1), diff(serverJit0, serverJit1));
+                    return toRow(name, m, diff(serverCpu0, serverCpu1), diff(serverJit0, serverJit1),
+                            Load.switches(serverCs0, serverCs1));
                 } else {
                     throw new IOException("the JS driver sent an unexpected line during " + name + ": " + m);
                 }
@@ -354,6 +359,11 @@ final class JsScenarios {
 
     /** A driver row as a result row: latencies through HdrHistogram as the JVM rows', CPU per operation as theirs. */
     static Row toRow(String name, JsonObject m, long serverCpuNanos, long serverJitNanos) {
+        return toRow(name, m, serverCpuNanos, serverJitNanos, -1);
+    }
+
+    /** The same, with the server's context switches over the phase ({@code -1} unknown). */
+    static Row toRow(String name, JsonObject m, long serverCpuNanos, long serverJitNanos, long serverSwitches) {
         if (m.getBoolean("failed", false)) {
             Row r = Row.of(name, Row.US).put("client", CLIENT).errors(m.getJsonNumber("errors").longValue()).put("failed", true);
             notes(r, m);
@@ -373,7 +383,7 @@ final class JsScenarios {
         long clientCpu = m.get("client_cpu_us") instanceof JsonNumber c ? c.longValue() * 1000 : -1;
         Optional<String> first = m.get("first_error") instanceof JsonString s ? Optional.of(s.getString()) : Optional.empty();
         Load.Measured measured = new Load.Measured(h, attempts, errors, elapsed, first, perOp ? serverCpuNanos : -1,
-                perOp ? clientCpu : -1, perOp ? serverJitNanos : -1);
+                perOp ? clientCpu : -1, perOp ? serverJitNanos : -1, perOp ? serverSwitches : -1);
         Row r = Row.of(name, Row.US, CLIENT, measured);
         if (m.get("throughput_per_s") instanceof JsonNumber tp) {
             r.throughput(tp.doubleValue());

@@ -101,11 +101,12 @@ final class Load {
      * @param errors       operations that failed
      * @param elapsedNanos wall time of the measured phase
      * @param firstError   the first failure, described
+     * @param serverSwitches context switches of the server's threads over the phase ({@link ContextSwitches}), -1 unknown
      */
     record Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError,
-                    long serverCpuNanos, long clientCpuNanos, long serverJitNanos) {
+                    long serverCpuNanos, long clientCpuNanos, long serverJitNanos, long serverSwitches) {
         Measured(Histogram histogram, long attempts, long errors, long elapsedNanos, Optional<String> firstError) {
-            this(histogram, attempts, errors, elapsedNanos, firstError, -1, -1, -1);
+            this(histogram, attempts, errors, elapsedNanos, firstError, -1, -1, -1, -1);
         }
 
         long ok() {
@@ -123,13 +124,15 @@ final class Load {
         private long serverCpu0 = Run.cpuNanos(Run.currentServerPid());
         private long clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
         private long serverJit0 = JitActivity.serverNanos(Run.currentServerPid());
+        private long serverCs0 = ContextSwitches.of(Run.currentServerPid());
 
-        /** The measured phase starts now: wall clock and CPU baselines. */
+        /** The measured phase starts now: wall clock, CPU and context switch baselines. */
         void markStart(long nanos) {
             startNanos = nanos;
             serverCpu0 = Run.cpuNanos(Run.currentServerPid());
             clientCpu0 = Run.cpuNanos(ProcessHandle.current().pid());
             serverJit0 = JitActivity.serverNanos(Run.currentServerPid());
+            serverCs0 = ContextSwitches.of(Run.currentServerPid());
         }
 
         void ok(long nanos) {
@@ -147,10 +150,20 @@ final class Load {
             long server = Run.cpuNanos(Run.currentServerPid());
             long client = Run.cpuNanos(ProcessHandle.current().pid());
             long jit = JitActivity.serverNanos(Run.currentServerPid());
+            long cs = ContextSwitches.of(Run.currentServerPid());
             return new Measured(histogram, attempts.get(), errors.get(), System.nanoTime() - startNanos,
                     Optional.ofNullable(firstError.get()), server < 0 || serverCpu0 < 0 ? -1 : server - serverCpu0,
-                    client < 0 || clientCpu0 < 0 ? -1 : client - clientCpu0, jit < 0 || serverJit0 < 0 ? -1 : jit - serverJit0);
+                    client < 0 || clientCpu0 < 0 ? -1 : client - clientCpu0, jit < 0 || serverJit0 < 0 ? -1 : jit - serverJit0,
+                    switches(serverCs0, cs));
         }
+    }
+
+    /**
+     * Switches between two counts; -1 when either is unknown. A count can drop when threads with
+     * many switches ended in between (theirs are gone with them): then 0, a floor, not a negative.
+     */
+    static long switches(long before, long after) {
+        return before < 0 || after < 0 ? -1 : Math.max(0, after - before);
     }
 
     static String describe(Throwable t) {

@@ -142,6 +142,7 @@ final class RedisPeer {
             long read = 0;
             long pages = 0;
             String start = "-";
+            Load.Sink cost = new Load.Sink();
             long s0 = System.nanoTime();
             while (read < n) {
                 long p0 = System.nanoTime();
@@ -156,10 +157,11 @@ final class RedisPeer {
                 start = "(" + page.get(page.size() - 1).getID();
             }
             double secs = (System.nanoTime() - s0) / 1e9;
+            Load.Measured phase = cost.done();
             return Row.of("log.read.page", SYSTEM).n(read).errors(read == n ? 0 : n - read).latency(h).throughput(read / secs)
-                    .put("pages", pages).put("page_size", HyphaScenarios.PAGE)
-                    .note("XRANGE COUNT " + HyphaScenarios.PAGE + " from the last id (exclusive); throughput in entries/s,"
-                            + " latencies per page").note(Load.warmPagesNote(warm) + "; then one pass over the stream")
+                    .put("pages", pages).put("page_size", HyphaScenarios.PAGE).perOp(read, phase)
+                    .note("XRANGE COUNT " + HyphaScenarios.PAGE + " from the last id (exclusive); throughput in entries/s"
+                            + " and CPU per entry, latencies per page").note(Load.warmPagesNote(warm) + "; then one pass over the stream")
                     .note(fill).note(ver);
         });
     }

@@ -200,9 +200,10 @@ final class Report {
         for (Row r : run.rows()) {
             names.add(r.name());
         }
-        String fmt = "%-24s %-" + (run.rows().stream().anyMatch(r -> r.client().isPresent()) ? 14 : 11) + "s %8s %5s %9s %9s %13s  %-42s %s%n";
-        out.printf(Locale.ROOT, fmt, "scenario", "system", "n", "err", "p50 ms", "p99 ms", "throughput/s", "mark", "ratio");
-        out.println("-".repeat(140));
+        String fmt = "%-24s %-" + (run.rows().stream().anyMatch(r -> r.client().isPresent()) ? 14 : 11) + "s %8s %5s %9s %9s %13s %8s  %-42s %s%n";
+        // cs/op: the server's context switches per operation (server_cs_per_op), "-" when the row has none
+        out.printf(Locale.ROOT, fmt, "scenario", "system", "n", "err", "p50 ms", "p99 ms", "throughput/s", "cs/op", "mark", "ratio");
+        out.println("-".repeat(149));
         Map<String, String> skippedWhy = new java.util.LinkedHashMap<>();
         for (String name : names) {
             for (Row r : run.rows()) {
@@ -230,12 +231,18 @@ final class Report {
                         .orElse(r.get("mark").isPresent() ? "n/a" : "");
                 out.printf(Locale.ROOT, fmt, name, sys, r.get("n").orElse(0), r.get("errors").orElse(0),
                         r.number("p50_ms").map(Report::ms).orElse("-"), r.number("p99_ms").map(Report::ms).orElse("-"), tp,
+                        r.number("server_cs_per_op").map(Report::perOp).orElse("-"),
                         mark.length() > 42 ? mark.substring(0, 41) + "…" : mark, ratio);
             }
         }
         for (Map.Entry<String, String> e : skippedWhy.entrySet()) {
             out.println("skipped " + e.getValue() + "\n    " + e.getKey());
         }
+    }
+
+    /** A count per operation: whole from 100, 2 decimals from 1, else 4 (0.0030 switches per entry read in pages). */
+    static String perOp(double v) {
+        return String.format(Locale.ROOT, v >= 100 ? "%.0f" : v >= 1 ? "%.2f" : "%.4f", v);
     }
 
     private static String ms(double v) {

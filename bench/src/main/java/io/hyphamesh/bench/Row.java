@@ -57,17 +57,36 @@ final class Row {
             r.throughput(m.ok() / (m.elapsedNanos() / 1e9));
         }
         m.firstError().ifPresent(e -> r.note("first error: " + e));
-        if (m.ok() > 0 && m.serverCpuNanos() >= 0) {
-            r.put("server_cpu_us_per_op", m.serverCpuNanos() / 1e3 / m.ok());
-            if (m.serverJitNanos() >= 0) {
+        return r.perOp(m.ok(), m.serverCpuNanos(), m.serverJitNanos(), m.clientCpuNanos(), m.serverSwitches());
+    }
+
+    /** {@link #perOp(long, long, long, long, long)} from the CPU and switch figures of a phase counted in other units than its operations (entries of pages). */
+    Row perOp(long ok, Load.Measured phase) {
+        return perOp(ok, phase.serverCpuNanos(), phase.serverJitNanos(), phase.clientCpuNanos(), phase.serverSwitches());
+    }
+
+    /**
+     * The cost of each of {@code ok} successful operations from the figures of one measured phase
+     * (-1 where unknown, then the field is left out): {@code server_cpu_us_per_op} (of it
+     * {@code server_jit_cpu_us_per_op}), {@code client_cpu_us_per_op}, {@code server_cs_per_op}.
+     */
+    Row perOp(long ok, long serverCpuNanos, long serverJitNanos, long clientCpuNanos, long serverSwitches) {
+        if (ok > 0 && serverCpuNanos >= 0) {
+            put("server_cpu_us_per_op", serverCpuNanos / 1e3 / ok);
+            if (serverJitNanos >= 0) {
                 // of it, the server's JIT compiler threads (a JVM still compiling the paths it runs)
-                r.put("server_jit_cpu_us_per_op", m.serverJitNanos() / 1e3 / m.ok());
+                put("server_jit_cpu_us_per_op", serverJitNanos / 1e3 / ok);
             }
         }
-        if (m.ok() > 0 && m.clientCpuNanos() >= 0) {
-            r.put("client_cpu_us_per_op", m.clientCpuNanos() / 1e3 / m.ok());
+        if (ok > 0 && clientCpuNanos >= 0) {
+            put("client_cpu_us_per_op", clientCpuNanos / 1e3 / ok);
         }
-        return r;
+        if (ok > 0 && serverSwitches >= 0) {
+            // context switches of all the server's threads over the same phase as server_cpu_us_per_op
+            // six decimals, not put's three: a read of pages of 1,000 switches a few times per 1,000 entries
+            fields.put("server_cs_per_op", round((double) serverSwitches / ok, 6));
+        }
+        return this;
     }
 
     String name() {
