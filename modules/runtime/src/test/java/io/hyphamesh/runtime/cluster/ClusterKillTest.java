@@ -52,6 +52,7 @@ class ClusterKillTest {
                 ClusterWorkload.awaitAllAcking(load, Duration.ofSeconds(30));
                 ClusterProcesses.Node victim = cluster.busiest();
                 Map<Integer, String> before = cluster.owners();
+                int evictedBefore = evictionsOf(cluster, victim);
                 long killed = System.nanoTime();
                 victim.kill();
                 List<ClusterWorkload> affected = load.stream()
@@ -76,6 +77,9 @@ class ClusterKillTest {
                     overBound.add("kill " + k + " (" + victim.id + "): worst " + worst + " ms");
                 }
                 cluster.awaitEveryPartitionOwned(Duration.ofSeconds(30));
+                int evictions = evictionsOf(cluster, victim) - evictedBefore;
+                System.out.println("kill " + k + ": " + victim.id + (evictions > 0 ? " was evicted by a survivor's probes"
+                        : " was not evicted (it moved when its session expired)"));
                 // the killed server comes back: the rebalance moves partitions to it under load
                 victim.start();
                 cluster.awaitEveryPartitionOwned(Duration.ofSeconds(60));
@@ -105,5 +109,20 @@ class ClusterKillTest {
             assertTrue(overBound.isEmpty(), "every affected workspace acknowledged within " + FAILOVER_BOUND_MS
                     + " ms of each kill; over it: " + overBound);
         }
+    }
+
+    /** How often the other servers' logs say they evicted {@code victim}. */
+    private static int evictionsOf(ClusterProcesses cluster, ClusterProcesses.Node victim) throws java.io.IOException {
+        int n = 0;
+        String mark = "evicted " + victim.id + " ";
+        for (ClusterProcesses.Node o : cluster.nodes()) {
+            if (o != victim && java.nio.file.Files.exists(o.log())) {
+                String log = java.nio.file.Files.readString(o.log());
+                for (int i = log.indexOf(mark); i >= 0; i = log.indexOf(mark, i + 1)) {
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 }
