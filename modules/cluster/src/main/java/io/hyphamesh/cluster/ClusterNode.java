@@ -130,6 +130,11 @@ public final class ClusterNode implements AutoCloseable {
     /** Consecutive refused probes, per session probed (prober thread only). */
     private final Map<Long, Integer> refusals = new HashMap<>();
     private final AtomicLong evictions = new AtomicLong();
+    /** This server's node data, rewritten by every heartbeat; null before the first registration. */
+    private volatile byte[] registration;
+    /** Per session watched: {node version, when it was first seen (nanos)} (prober thread only). */
+    private final Map<Long, long[]> beats = new HashMap<>();
+    private long lastRoundNanos;
     private volatile Map<Integer, Location> locations = Map.of();
     private volatile Assignment assignment;
     /** Rebalancing moves allowed now (a token bucket refilled at movesPerSecond). */
@@ -309,7 +314,14 @@ public final class ClusterNode implements AutoCloseable {
             try {
                 if (zk.getZookeeperClient().isConnected()) {
                     long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
-                    zk.getData().forPath(config.root() + "/nodes");
+                    byte[] data = registration;
+                    if (data == null) {
+                        zk.getData().forPath(config.root() + "/nodes");
+                    } else {
+                        // a write, so that the watching servers see this one beat (its node's version
+                        // advances); fails when this server was evicted, which keeps it stale
+                        tree.beat(config.nodeId(), data);
+                    }
                     // only a round trip on the session this server registered and acquired its partitions
                     // under counts: on a new session (the old one expired) it stays stale until the
                     // reconciler has dropped what it held and registered again
@@ -367,8 +379,14 @@ public final class ClusterNode implements AutoCloseable {
      * nobody: it cannot tell whether it is the one cut off.
      */
     private void probeRound(int timeoutMillis) throws Exception {
-        if (!fresh()) {
+        long now = System.nanoTime();
+        boolean continuous = now - lastRoundNanos < Math.max(TimeUnit.SECONDS.toNanos(1),
+                5 * config.probeInterval().toNanos());
+        lastRoundNanos = now;
+        if (!fresh() || !continuous) {
+            // what this server saw before its own gap (a pause of its own) says nothing of the others
             refusals.clear();
+            beats.clear();
             return;
         }
         Map<String, URI> urls = members;
@@ -417,6 +435,34 @@ public final class ClusterNode implements AutoCloseable {
             }
         }
         refusals.keySet().retainAll(probed);
+        // a server whose heartbeat writes stopped landing while ZooKeeper keeps its session (issue 35:
+        // a paused coordinator whose session never expired) is evicted too; it serves nothing by then
+        // (stale after half the session timeout), and the fence refuses what it still had
+        long staleNanos = config.sessionTimeout().toNanos() * 3 / 2;
+        Set<Long> watched = new java.util.HashSet<>();
+        for (String id : targets) {
+            Long session = sessions.get(id);
+            java.util.OptionalInt version = session == null ? java.util.OptionalInt.empty() : tree.version(id);
+            if (version.isEmpty() || closing) {
+                continue;
+            }
+            watched.add(session);
+            long[] seen = beats.get(session);
+            long t = System.nanoTime();
+            if (seen == null || seen[0] != version.getAsInt()) {
+                beats.put(session, new long[] {version.getAsInt(), t});
+            } else if (t - seen[1] > staleNanos && fresh()) {
+                beats.remove(session);
+                if (tree.evictSession(session) > 0) {
+                    evictions.incrementAndGet();
+                    LOG.warning("evicted " + id + " (" + urls.get(id) + "): no heartbeat for "
+                            + TimeUnit.NANOSECONDS.toMillis(t - seen[1]) + " ms while its ZooKeeper session (0x"
+                            + Long.toHexString(session) + ") was still alive; its partitions move now");
+                    wake.release();
+                }
+            }
+        }
+        beats.keySet().retainAll(watched);
     }
 
     // ------------------------------------------------------------------ reconciling
@@ -496,7 +542,7 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void register() throws Exception {
-        tree.register(config.nodeId(), config.advertiseUrl());
+        registration = tree.register(config.nodeId(), config.advertiseUrl());
         LOG.info("joined the cluster as " + config.nodeId() + " (" + config.advertiseUrl() + ")");
     }
 

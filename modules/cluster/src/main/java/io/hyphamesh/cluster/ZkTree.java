@@ -54,8 +54,25 @@ final class ZkTree {
         return nodes;
     }
 
-    /** Registers this server under {@code nodes} (replacing what an expired session of ours left). */
-    void register(String nodeId, URI url) throws Exception {
+    /**
+     * One heartbeat: rewrites this server's node with the same data, which raises its version (the
+     * others watch it advance). Fails when the node is gone (this server was evicted).
+     */
+    void beat(String nodeId, byte[] data) throws Exception {
+        zk.setData().forPath(nodes + "/" + nodeId, data);
+    }
+
+    /** The version of a server's node, when it exists. */
+    java.util.OptionalInt version(String nodeId) throws Exception {
+        Stat stat = zk.checkExists().forPath(nodes + "/" + nodeId);
+        return stat == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(stat.getVersion());
+    }
+
+    /**
+     * Registers this server under {@code nodes} (replacing what an expired session of ours left).
+     * Returns the node's data (for {@link #beat}).
+     */
+    byte[] register(String nodeId, URI url) throws Exception {
         String path = nodes + "/" + nodeId;
         byte[] data = JsonOut.object(96).str("url", url.toString()).num("started", System.currentTimeMillis()).end()
                 .getBytes(StandardCharsets.UTF_8);
@@ -67,6 +84,7 @@ final class ZkTree {
             zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
         }
         zk.create().orSetData().creatingParentsIfNeeded().forPath(serving, new byte[0]);
+        return data;
     }
 
     /** Leaves: this server's node goes (its ephemeral announcements go with the session). */

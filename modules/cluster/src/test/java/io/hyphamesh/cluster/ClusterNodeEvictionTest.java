@@ -191,6 +191,40 @@ class ClusterNodeEvictionTest {
     }
 
     @Test
+    void aStoppedCoordinatorWhoseSessionZooKeeperNeverExpiresMovesAfterItsHeartbeatStops() throws Exception {
+        // what issue 35 saw once: a coordinator stopped for 60 s whose session ZooKeeper did not expire.
+        // Here its session is kept alive (this client still pings) and its port accepts (a stopped
+        // process's kernel does), but it writes no heartbeat: the survivor evicts it once its node's
+        // version has stood still for 1.5 session timeouts
+        Port stoppedPort = port();
+        CuratorFramework stopped = CuratorFrameworkFactory.newClient(zk.getConnectString(), (int) SESSION.toMillis(),
+                5000, new RetryOneTime(100));
+        open.add(stopped);
+        stopped.start();
+        stopped.blockUntilConnected(10, TimeUnit.SECONDS);
+        LeaderLatch latch = new LeaderLatch(stopped, "/hypha/leader", "s:1");
+        latch.start();
+        assertTrue(latch.await(10, TimeUnit.SECONDS), "the stopped server coordinated");
+        stopped.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/hypha/nodes/s:1",
+                ("{\"url\":\"" + stoppedPort.url() + "\",\"started\":0}").getBytes(StandardCharsets.UTF_8));
+        String[] owners = new String[PARTITIONS];
+        java.util.Arrays.fill(owners, "s:1");
+        stopped.create().creatingParentsIfNeeded().forPath("/hypha/assignment",
+                new Assignment(1, owners).json().getBytes(StandardCharsets.UTF_8));
+
+        Events a = new Events();
+        long started = System.nanoTime();
+        ClusterNode na = node("a:3", port(), a);
+        Awaitility.await("the survivor serves every partition of the stopped coordinator")
+                .atMost(SESSION.multipliedBy(3)).until(() -> a.serving.size() == PARTITIONS);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertTrue(stopped.getZookeeperClient().isConnected(), "the stopped server's session is still alive");
+        assertTrue(ms >= SESSION.toMillis(), "not taken for dead before the session timeout: " + ms + " ms");
+        assertEquals(1, na.evictions(), "one session evicted");
+        System.out.println("stopped coordinator's partitions served by the survivor " + ms + " ms after it joined");
+    }
+
+    @Test
     void aLiveServerEvictedByAWrongGuessDropsWhatItHeldAndJoinsAgain() throws Exception {
         Events a = new Events();
         Events b = new Events();
