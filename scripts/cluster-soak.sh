@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The soak of cluster mode: the kill test (ClusterKillTest: 3 servers, PostgreSQL, ZooKeeper,
-# session timeout 3 s, 24 workspaces under load) with N kills of the busiest server in one run,
+# the default session timeout of 6 s and probe interval of 200 ms, 24 workspaces under load) with N kills of the busiest server in one run,
 # each followed by its restart and rebalance. Prints a line per kill (failover: kill -> first
 # acknowledged write of each affected workspace) and the totals; the run fails on any lost or
-# duplicated acknowledged write, any non-retriable client error, or a failover over 5 s.
+# duplicated acknowledged write, any non-retriable client error, or a failover over 2 s.
 #   scripts/cluster-soak.sh [N]       N kills (default 10); through the launcher: ./hypha cluster soak [N]
 # Needs JAVA_HOME (a 21+ JDK) and Maven; MAVEN_OPTS may name a local repository. The full test
 # output: modules/runtime/target/surefire-reports/*ClusterKillTest-output.txt; Maven's log:
@@ -18,7 +18,7 @@ mkdir -p target
 rm -f "$out"
 started=$(date +%s)
 echo "cluster soak: $n kills of the busiest of 3 servers (Maven log: target/cluster-soak-maven.log)"
-mvn -B -Dstyle.color=never -pl modules/runtime -am install -Dtest=ClusterKillTest -Dsurefire.failIfNoSpecifiedTests=false \
+mvn -B -Dstyle.color=never -pl modules/runtime -am package -Dtest=ClusterKillTest -Dsurefire.failIfNoSpecifiedTests=false \
   -Dcluster.kills="$n" >target/cluster-soak-maven.log 2>&1 &
 mvn_pid=$!
 # follow the test's own output while it runs

@@ -16,6 +16,7 @@ public final class ClusterConfig {
     private final int movesPerSecond;
     private final Duration acquireTimeout;
     private final Duration releaseTimeout;
+    private final Duration probeInterval;
 
     private ClusterConfig(Builder b) {
         this.zookeeper = Objects.requireNonNull(b.zookeeper, "zookeeper");
@@ -26,6 +27,7 @@ public final class ClusterConfig {
         this.movesPerSecond = b.movesPerSecond;
         this.acquireTimeout = b.acquireTimeout;
         this.releaseTimeout = b.releaseTimeout;
+        this.probeInterval = b.probeInterval;
     }
 
     /** The node id derived from an advertised URL: {@code host:port}, stable across restarts. */
@@ -78,6 +80,16 @@ public final class ClusterConfig {
         return releaseTimeout;
     }
 
+    /**
+     * How often a server's port is probed (a TCP connect to its advertised host and port) while its
+     * session is alive: two refused connects in a row, at least this far apart, declare it dead
+     * without waiting for the session to expire. Zero: no probing (a server is lost only when its
+     * session expires).
+     */
+    public Duration probeInterval() {
+        return probeInterval;
+    }
+
     /** Builder of {@link ClusterConfig}. Not thread-safe. */
     public static final class Builder {
         private String zookeeper;
@@ -88,6 +100,7 @@ public final class ClusterConfig {
         private int movesPerSecond = 4;
         private Duration acquireTimeout = Duration.ofSeconds(10);
         private Duration releaseTimeout = Duration.ofSeconds(5);
+        private Duration probeInterval = Duration.ofMillis(200);
 
         private Builder() {
         }
@@ -132,6 +145,15 @@ public final class ClusterConfig {
 
         public Builder releaseTimeout(Duration t) {
             this.releaseTimeout = t;
+            return this;
+        }
+
+        /** Zero turns probing off; otherwise at least 50 ms. */
+        public Builder probeInterval(Duration t) {
+            if (t.isNegative() || (!t.isZero() && t.toMillis() < 50)) {
+                throw new IllegalArgumentException("cluster.probe-interval must be 0 (off) or at least 50ms");
+            }
+            this.probeInterval = t;
             return this;
         }
 

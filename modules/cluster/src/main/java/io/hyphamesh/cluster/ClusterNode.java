@@ -1,5 +1,9 @@
 package io.hyphamesh.cluster;
 
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,8 +45,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * than half the session timeout ago (monotonic clock). A paused server thus stops serving reads
  * before any other server can have taken its partitions over (which needs the whole timeout).
  *
+ * <p>Dead servers: a killed server's session lives on in ZooKeeper until it times out, but its
+ * port refuses connections at once (the kernel answers a connect with a reset), while a paused or
+ * slow server's kernel still accepts. So while this server is fresh it probes, every
+ * {@link ClusterConfig#probeInterval}, the port of every other server when it coordinates, else the
+ * coordinator's; two refusals in a row (a timeout or any other error is not a refusal) and it
+ * evicts the refusing server's session: deletes its announcements, its latch candidate and its
+ * server node ({@link ZkTree#evictSession}). The coordinator then assigns its partitions at once
+ * and the next candidate of the latch coordinates. A wrong guess stays safe: the new owners acquire
+ * at a higher epoch and the fence refuses every later commit of the evicted server; a live server
+ * that finds its own node gone on its still-live session stops serving, drops what it held and
+ * registers again.
+ *
  * <p>Threads: one reconciler thread does every blocking step (ZooKeeper writes, acquire, release,
- * the listener's callbacks); one heartbeat thread keeps freshness. Public methods are thread-safe.
+ * the listener's callbacks); one heartbeat thread keeps freshness; one prober thread probes and
+ * evicts. Public methods are thread-safe.
  */
 public final class ClusterNode implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ClusterNode.class.getName());
@@ -83,12 +100,14 @@ public final class ClusterNode implements AutoCloseable {
     private final Partitions partitions;
     private final Listener listener;
     private final CuratorFramework zk;
-    private final LeaderLatch latch;
+    /** Replaced when this server finds itself evicted (its candidate node was deleted). */
+    private volatile LeaderLatch latch;
     private final ZkTree tree;
     private final Semaphore wake = new Semaphore(0);
     private final CuratorWatcher watcher;
     private final Thread reconciler;
     private final Thread heartbeat;
+    private final Thread prober;
     /** Partitions this server serves (acquired, announced), with their epochs. */
     private final Map<Integer, Long> serving = new ConcurrentHashMap<>();
     private final long halfSessionNanos;
@@ -103,7 +122,19 @@ public final class ClusterNode implements AutoCloseable {
      */
     private final AtomicInteger sessionLosses = new AtomicInteger();
     private volatile int lossesHandled;
+    /** Evicted by another server and not registered again yet (reconciler thread only). */
+    private boolean evicted;
     private volatile Map<String, URI> members = Map.of();
+    /** The ZooKeeper session of each live server's node. */
+    private volatile Map<String, Long> memberSessions = Map.of();
+    /** Consecutive refused probes, per session probed (prober thread only). */
+    private final Map<Long, Integer> refusals = new HashMap<>();
+    private final AtomicLong evictions = new AtomicLong();
+    /** This server's node data, rewritten by every heartbeat; null before the first registration. */
+    private volatile byte[] registration;
+    /** Per session watched: {node version, when it was first seen (nanos)} (prober thread only). */
+    private final Map<Long, long[]> beats = new HashMap<>();
+    private long lastRoundNanos;
     private volatile Map<Integer, Location> locations = Map.of();
     private volatile Assignment assignment;
     /** Rebalancing moves allowed now (a token bucket refilled at movesPerSecond). */
@@ -137,6 +168,7 @@ public final class ClusterNode implements AutoCloseable {
         this.tree = new ZkTree(zk, config.root(), partitions.count(), watcher);
         this.reconciler = Thread.ofPlatform().name("hypha-cluster").daemon(true).unstarted(this::reconcileLoop);
         this.heartbeat = Thread.ofPlatform().name("hypha-cluster-heartbeat").daemon(true).unstarted(this::heartbeatLoop);
+        this.prober = Thread.ofPlatform().name("hypha-cluster-probe").daemon(true).unstarted(this::probeLoop);
     }
 
     /**
@@ -168,6 +200,9 @@ public final class ClusterNode implements AutoCloseable {
         n.lastContactNanos = System.nanoTime();
         n.heartbeat.start();
         n.reconciler.start();
+        if (!config.probeInterval().isZero()) {
+            n.prober.start();
+        }
         return n;
     }
 
@@ -241,6 +276,11 @@ public final class ClusterNode implements AutoCloseable {
         zk.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
     }
 
+    /** Sessions of other servers this server evicted (their ports refused connections) since start. */
+    public long evictions() {
+        return evictions.get();
+    }
+
     /** Partitions this server acquired since start. */
     public long moves() {
         return moves.get();
@@ -274,7 +314,14 @@ public final class ClusterNode implements AutoCloseable {
             try {
                 if (zk.getZookeeperClient().isConnected()) {
                     long session = zk.getZookeeperClient().getZooKeeper().getSessionId();
-                    zk.getData().forPath(config.root() + "/nodes");
+                    byte[] data = registration;
+                    if (data == null) {
+                        zk.getData().forPath(config.root() + "/nodes");
+                    } else {
+                        // a write, so that the watching servers see this one beat (its node's version
+                        // advances); fails when this server was evicted, which keeps it stale
+                        tree.beat(config.nodeId(), data);
+                    }
                     // only a round trip on the session this server registered and acquired its partitions
                     // under counts: on a new session (the old one expired) it stays stale until the
                     // reconciler has dropped what it held and registered again
@@ -287,6 +334,135 @@ public final class ClusterNode implements AutoCloseable {
             }
             sleep(every);
         }
+    }
+
+    // ------------------------------------------------------------------ probing
+
+    /** What a TCP connect to a server's port found. */
+    enum Probe { ACCEPTED, REFUSED, UNKNOWN }
+
+    /**
+     * One TCP connect to {@code url}'s host and port. {@link Probe#REFUSED} only for a refused
+     * connect (a reset: nothing listens there); a timeout, an unreachable host or a name that does
+     * not resolve is {@link Probe#UNKNOWN}.
+     */
+    static Probe probe(URI url, int timeoutMillis) {
+        int port = url.getPort() >= 0 ? url.getPort() : ("https".equals(url.getScheme()) ? 443 : 80);
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(url.getHost(), port), timeoutMillis);
+            return Probe.ACCEPTED;
+        } catch (ConnectException e) {
+            // NoRouteToHostException and the like are SocketExceptions, not ConnectExceptions; a
+            // ConnectException names its cause: only a refusal counts
+            return e.getMessage() != null && e.getMessage().contains("refused") ? Probe.REFUSED : Probe.UNKNOWN;
+        } catch (IOException | RuntimeException e) {
+            return Probe.UNKNOWN;
+        }
+    }
+
+    private void probeLoop() {
+        long every = config.probeInterval().toMillis();
+        while (!closing) {
+            long started = System.nanoTime();
+            try {
+                probeRound((int) Math.min(every, 1000));
+            } catch (Exception e) {
+                LOG.log(Level.FINE, "cluster probe round failed", e);
+            }
+            sleep(Math.max(1, every - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)));
+        }
+    }
+
+    /**
+     * Probes the servers this one watches (every other when it coordinates, else the coordinator)
+     * and evicts a session whose port refused twice in a row. A server that is not fresh probes
+     * nobody: it cannot tell whether it is the one cut off.
+     */
+    private void probeRound(int timeoutMillis) throws Exception {
+        long now = System.nanoTime();
+        boolean continuous = now - lastRoundNanos < Math.max(TimeUnit.SECONDS.toNanos(1),
+                5 * config.probeInterval().toNanos());
+        lastRoundNanos = now;
+        if (!fresh() || !continuous) {
+            // what this server saw before its own gap (a pause of its own) says nothing of the others
+            refusals.clear();
+            beats.clear();
+            return;
+        }
+        Map<String, URI> urls = members;
+        Map<String, Long> sessions = memberSessions;
+        List<String> targets = new ArrayList<>();
+        if (latch.hasLeadership()) {
+            urls.keySet().stream().filter(id -> !id.equals(config.nodeId())).forEach(targets::add);
+        } else {
+            String leader = ZkTree.leaderId(latch);
+            if (!leader.isEmpty() && !leader.equals(config.nodeId()) && urls.containsKey(leader)) {
+                targets.add(leader);
+            }
+        }
+        Map<String, Probe> found = new ConcurrentHashMap<>();
+        if (targets.size() == 1) {
+            found.put(targets.get(0), probe(urls.get(targets.get(0)), timeoutMillis));
+        } else if (!targets.isEmpty()) {
+            try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (String id : targets) {
+                    pool.execute(() -> found.put(id, probe(urls.get(id), timeoutMillis)));
+                }
+            }
+        }
+        Set<Long> probed = new java.util.HashSet<>();
+        for (Map.Entry<String, Probe> e : found.entrySet()) {
+            Long session = sessions.get(e.getKey());
+            if (session == null) {
+                continue;
+            }
+            probed.add(session);
+            if (e.getValue() != Probe.REFUSED) {
+                refusals.remove(session);
+                continue;
+            }
+            int n = refusals.merge(session, 1, Integer::sum);
+            if (n >= 2 && !closing && fresh()) {
+                refusals.remove(session);
+                int deleted = tree.evictSession(session);
+                if (deleted > 0) {
+                    evictions.incrementAndGet();
+                    LOG.warning("evicted " + e.getKey() + " (" + urls.get(e.getKey()) + "): its port refused "
+                            + n + " connects in a row while its ZooKeeper session (0x" + Long.toHexString(session)
+                            + ") was still alive; its partitions move now");
+                    wake.release();
+                }
+            }
+        }
+        refusals.keySet().retainAll(probed);
+        // a server whose heartbeat writes stopped landing while ZooKeeper keeps its session (issue 35:
+        // a paused coordinator whose session never expired) is evicted too; it serves nothing by then
+        // (stale after half the session timeout), and the fence refuses what it still had
+        long staleNanos = config.sessionTimeout().toNanos() * 3 / 2;
+        Set<Long> watched = new java.util.HashSet<>();
+        for (String id : targets) {
+            Long session = sessions.get(id);
+            java.util.OptionalInt version = session == null ? java.util.OptionalInt.empty() : tree.version(id);
+            if (version.isEmpty() || closing) {
+                continue;
+            }
+            watched.add(session);
+            long[] seen = beats.get(session);
+            long t = System.nanoTime();
+            if (seen == null || seen[0] != version.getAsInt()) {
+                beats.put(session, new long[] {version.getAsInt(), t});
+            } else if (t - seen[1] > staleNanos && fresh()) {
+                beats.remove(session);
+                if (tree.evictSession(session) > 0) {
+                    evictions.incrementAndGet();
+                    LOG.warning("evicted " + id + " (" + urls.get(id) + "): no heartbeat for "
+                            + TimeUnit.NANOSECONDS.toMillis(t - seen[1]) + " ms while its ZooKeeper session (0x"
+                            + Long.toHexString(session) + ") was still alive; its partitions move now");
+                    wake.release();
+                }
+            }
+        }
+        beats.keySet().retainAll(watched);
     }
 
     // ------------------------------------------------------------------ reconciling
@@ -329,6 +505,25 @@ public final class ClusterNode implements AutoCloseable {
             sessionId = session;
         }
         readMembers();
+        if (evicted || (!members.containsKey(config.nodeId()) && !closing)) {
+            if (!evicted) {
+                // our node went while our session lives: another server found our port refusing and
+                // evicted us, and may already have assigned our partitions away
+                LOG.warning("this server's cluster registration was removed by another server (it found this"
+                        + " server's port refusing connections): dropping every partition; it joins again once"
+                        + " its own port accepts");
+                evicted = true;
+                dropAll("this server was evicted from the cluster");
+            }
+            if (probe(config.advertiseUrl(), 1000) == Probe.REFUSED) {
+                // registered now, it would be found dead and evicted again at once
+                return;
+            }
+            restartLatch();
+            register();
+            evicted = false;
+            readMembers();
+        }
         if (latch.hasLeadership()) {
             coordinate();
         }
@@ -347,14 +542,32 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     private void register() throws Exception {
-        tree.register(config.nodeId(), config.advertiseUrl());
+        registration = tree.register(config.nodeId(), config.advertiseUrl());
         LOG.info("joined the cluster as " + config.nodeId() + " (" + config.advertiseUrl() + ")");
+    }
+
+    private void restartLatch() throws Exception {
+        LeaderLatch old = latch;
+        latch = new LeaderLatch(zk, tree.leaderPath(), config.nodeId());
+        try {
+            old.close();
+        } catch (Exception e) {
+            LOG.log(Level.FINE, "closing the old leader latch", e);
+        }
+        latch.start();
     }
 
     private void readMembers() throws Exception {
         Map<String, URI> before = members;
-        Map<String, URI> m = tree.members();
+        Map<String, ZkTree.Peer> peers = tree.members();
+        Map<String, URI> m = new HashMap<>();
+        Map<String, Long> sessions = new HashMap<>();
+        peers.forEach((id, peer) -> {
+            m.put(id, peer.url());
+            sessions.put(id, peer.session());
+        });
         members = Map.copyOf(m);
+        memberSessions = Map.copyOf(sessions);
         long now = System.nanoTime();
         for (String gone : before.keySet()) {
             if (!m.containsKey(gone)) {
@@ -553,6 +766,7 @@ public final class ClusterNode implements AutoCloseable {
             release(p, assignment.owner(p).filter(o -> !o.equals(config.nodeId())).map(members::get));
         }
         heartbeat.interrupt();
+        prober.interrupt();
         zk.close();
     }
 }

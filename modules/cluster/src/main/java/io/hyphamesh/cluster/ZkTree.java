@@ -3,6 +3,7 @@ package io.hyphamesh.cluster;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -15,6 +16,7 @@ import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * The cluster's nodes in ZooKeeper, read and written as JSON: {@code <root>/nodes/<id>}
@@ -31,7 +33,12 @@ final class ZkTree {
     private final String nodes;
     private final String serving;
     private final String assignment;
+    private final String leader;
     private final int partitions;
+
+    /** A registered server: its URL and the ZooKeeper session its node belongs to. */
+    record Peer(URI url, long session) {
+    }
 
     ZkTree(CuratorFramework zk, String root, int partitions, CuratorWatcher watcher) {
         this.zk = zk;
@@ -39,6 +46,7 @@ final class ZkTree {
         this.nodes = root + "/nodes";
         this.serving = root + "/serving";
         this.assignment = root + "/assignment";
+        this.leader = root + "/leader";
         this.partitions = partitions;
     }
 
@@ -46,8 +54,25 @@ final class ZkTree {
         return nodes;
     }
 
-    /** Registers this server under {@code nodes} (replacing what an expired session of ours left). */
-    void register(String nodeId, URI url) throws Exception {
+    /**
+     * One heartbeat: rewrites this server's node with the same data, which raises its version (the
+     * others watch it advance). Fails when the node is gone (this server was evicted).
+     */
+    void beat(String nodeId, byte[] data) throws Exception {
+        zk.setData().forPath(nodes + "/" + nodeId, data);
+    }
+
+    /** The version of a server's node, when it exists. */
+    java.util.OptionalInt version(String nodeId) throws Exception {
+        Stat stat = zk.checkExists().forPath(nodes + "/" + nodeId);
+        return stat == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(stat.getVersion());
+    }
+
+    /**
+     * Registers this server under {@code nodes} (replacing what an expired session of ours left).
+     * Returns the node's data (for {@link #beat}).
+     */
+    byte[] register(String nodeId, URI url) throws Exception {
         String path = nodes + "/" + nodeId;
         byte[] data = JsonOut.object(96).str("url", url.toString()).num("started", System.currentTimeMillis()).end()
                 .getBytes(StandardCharsets.UTF_8);
@@ -59,6 +84,7 @@ final class ZkTree {
             zk.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path, data);
         }
         zk.create().orSetData().creatingParentsIfNeeded().forPath(serving, new byte[0]);
+        return data;
     }
 
     /** Leaves: this server's node goes (its ephemeral announcements go with the session). */
@@ -66,13 +92,19 @@ final class ZkTree {
         zk.delete().forPath(nodes + "/" + nodeId);
     }
 
-    /** The live servers and their URLs. */
-    Map<String, URI> members() throws Exception {
-        Map<String, URI> m = new HashMap<>();
+    /** The latch's path (its children are the candidates, ephemeral). */
+    String leaderPath() {
+        return leader;
+    }
+
+    /** The live servers, their URLs and sessions. */
+    Map<String, Peer> members() throws Exception {
+        Map<String, Peer> m = new HashMap<>();
         for (String child : zk.getChildren().usingWatcher(watcher).forPath(nodes)) {
             try {
-                JsonObject o = json(zk.getData().forPath(nodes + "/" + child));
-                m.put(child, URI.create(o.getString("url")));
+                Stat stat = new Stat();
+                JsonObject o = json(zk.getData().storingStatIn(stat).forPath(nodes + "/" + child));
+                m.put(child, new Peer(URI.create(o.getString("url")), stat.getEphemeralOwner()));
             } catch (KeeperException.NoNodeException gone) {
                 // left between the listing and the read
             }
@@ -147,6 +179,39 @@ final class ZkTree {
         } catch (Exception e) {
             LOG.log(Level.FINE, "cannot withdraw partition " + p, e);
         }
+    }
+
+    /**
+     * Deletes every node of {@code session} under the announcements, the latch and the servers, in
+     * that order: a server that reads the new assignment made when the server node vanished finds
+     * no announcement left to wait for, and the next candidate of the latch becomes coordinator.
+     * A node is deleted only while it belongs to that session (a server that restarted under the
+     * same id registered on a new one). Returns how many nodes went.
+     */
+    int evictSession(long session) throws Exception {
+        int n = 0;
+        for (String parent : new String[] {serving, leader, nodes}) {
+            List<String> children;
+            try {
+                children = zk.getChildren().forPath(parent);
+            } catch (KeeperException.NoNodeException e) {
+                continue;
+            }
+            for (String child : children) {
+                String path = parent + "/" + child;
+                Stat stat = zk.checkExists().forPath(path);
+                if (stat == null || stat.getEphemeralOwner() != session) {
+                    continue;
+                }
+                try {
+                    zk.delete().withVersion(stat.getVersion()).forPath(path);
+                    n++;
+                } catch (KeeperException.NoNodeException | KeeperException.BadVersionException gone) {
+                    // gone or replaced meanwhile
+                }
+            }
+        }
+        return n;
     }
 
     /** The coordinator's node id, or "" when none is known. */

@@ -106,6 +106,7 @@ public final class ClusterWiring implements AutoCloseable {
                 .nodeId(nodeId)
                 .movesPerSecond(config.intValue("cluster.moves-per-second"))
                 .releaseTimeout(config.duration("cluster.release-timeout"))
+                .probeInterval(config.duration("cluster.probe-interval"))
                 .build();
         mode = ClusterMode.start(cc, storage.partitions(), host, transport, metrics);
         long every = Math.max(50, config.duration("cluster.catalog-poll").toMillis());

@@ -58,6 +58,7 @@ public final class HyphaConfig {
             new Setting("cluster.advertise-url", "", "the URL other servers and clients reach this server at; default public-url, else http://<host>:<port>"),
             new Setting("cluster.node-id", "", "this server's name in the cluster; default host:port of cluster.advertise-url"),
             new Setting("cluster.moves-per-second", "4", "most partitions moved per second when rebalancing live servers (a lost server's move at once)"),
+            new Setting("cluster.probe-interval", "200ms", "how often a cluster member probes another's port while its session lives: two refused connects in a row declare that server dead and its workspaces move at once, without waiting for the session timeout (a timeout is not a refusal); 0s: off"),
             new Setting("cluster.release-timeout", "5s", "how long a partition moving away may drain before its new owner takes it anyway"),
             new Setting("cluster.catalog-poll", "500ms", "how often a cluster member reads the shared catalog (workspaces, revocations) for changes made on other servers"),
             new Setting("objects.idle-timeout", "60s", "an object with no activity and no subscribers this long is hibernated"),

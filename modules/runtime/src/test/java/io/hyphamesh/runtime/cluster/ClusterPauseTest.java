@@ -191,6 +191,15 @@ class ClusterPauseTest {
             }
             long pausedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - paused);
             assertTrue(pausedMs >= 2 * SESSION.toMillis(), "paused for twice the session timeout");
+            // a stopped server's kernel still accepts on its port: the probes never take it for dead
+            // (it moved when its session expired, or PostgreSQL ended its commit's session)
+            for (ClusterProcesses.Node n : cluster.nodes()) {
+                if (n != victim) {
+                    assertFalse(java.util.regex.Pattern.compile("evicted " + victim.id + " \\([^)]*\\): its port refused")
+                                    .matcher(java.nio.file.Files.readString(n.log())).find(),
+                            n.id + " evicted the paused " + victim.id + " as if dead");
+                }
+            }
             victim.signal("CONT");
             long resumed = System.nanoTime();
             System.out.println(victim.id + " continued after " + pausedMs + " ms");
