@@ -138,7 +138,7 @@ public abstract class LiveObject implements WriteOwner {
             lifecycle.unlock();
         }
         if (RUNNING.get() == null && Thread.currentThread().isVirtual() && scheduled.compareAndSet(false, true)) {
-            drain(INLINE_QUANTUM);
+            drain(INLINE_QUANTUM, true);
         } else {
             schedule();
         }
@@ -164,7 +164,7 @@ public abstract class LiveObject implements WriteOwner {
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             try {
-                ctx.executor().execute(() -> drain(DRAIN_QUANTUM));
+                ctx.executor().execute(() -> drain(DRAIN_QUANTUM, false));
             } catch (RejectedExecutionException e) {
                 // the host is shutting down: answer what is queued instead of leaving it unanswered
                 scheduled.set(false);
@@ -178,17 +178,38 @@ public abstract class LiveObject implements WriteOwner {
         }
     }
 
-    /** Handles up to {@code quantum} queued messages; the caller set {@code scheduled}. */
-    private void drain(int quantum) {
+    /**
+     * Runs the object: handles up to {@code quantum} queued messages; the caller set {@code scheduled}.
+     * A reader ({@code inline}) that finds more queued once its run ended takes another run while
+     * its quantum lasts (the requests of other sockets that arrived meanwhile); what is left then
+     * goes to an executor thread.
+     */
+    private void drain(int quantum, boolean inline) {
+        int left = quantum;
+        while (true) {
+            left -= runOnce(left);
+            if (mailbox.isEmpty()) {
+                return;
+            }
+            if (!inline || left <= 0 || !scheduled.compareAndSet(false, true)) {
+                // a thread that took the run meanwhile has what is queued; else an executor thread
+                schedule();
+                return;
+            }
+        }
+    }
+
+    /** One run: up to {@code quantum} messages, then the run's writes go to storage as one; the count handled. */
+    private int runOnce(int quantum) {
         LiveObject outer = RUNNING.get();
         RUNNING.set(this);
+        int n = 0;
         try {
             if (!loaded) {
                 if (!loadSafely()) {
-                    return;
+                    return 0;
                 }
             }
-            int n = 0;
             Object m;
             while (n < quantum && (m = mailbox.poll()) != null) {
                 handle(m);
@@ -204,10 +225,8 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             RUNNING.set(outer);
             scheduled.set(false);
-            if (!mailbox.isEmpty()) {
-                schedule();
-            }
         }
+        return Math.max(n, 1);
     }
 
     /** The object adds what the run produced, then the gate submits the run's writes as one. */
