@@ -1,0 +1,106 @@
+package io.hyphamesh.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import io.hyphamesh.api.JsonText;
+import io.hyphamesh.runtime.hardening.WireSocket;
+import jakarta.json.JsonArray;
+import jakarta.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A Log page gives its bodies back byte for byte as they were appended, multi-byte characters (two,
+ * three and four bytes) and an escaped one alike, in the frame the protocol describes, forward and
+ * backward, from the journal, from Derby's chunks and from the Log's cache.
+ */
+@ExtendWith(DumpOnFailure.class)
+class LogPageUtf8Test {
+    private static final long WAIT_MS = 20_000;
+    private static TestServer server;
+    private static TestServer noLogJournal;
+
+    @BeforeAll
+    static void start() {
+        // a cache of 2 entries: most of a page comes from storage, its newest entries from the cache
+        server = TestServer.start(Map.of("log.cache-entries", "2"));
+        // appends straight into Derby's chunks: the page's older entries are slices of their bytes
+        noLogJournal = TestServer.start(Map.of("log.cache-entries", "2", "storage.log-journal", "false"));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+        noLogJournal.close();
+    }
+
+    @Test
+    void multiByteBodiesReadBackByteEqual() {
+        readBackByteEqual(server);
+    }
+
+    @Test
+    void multiByteBodiesReadBackByteEqualFromDerbysChunks() {
+        readBackByteEqual(noLogJournal);
+    }
+
+    private static void readBackByteEqual(TestServer server) {
+        String ws = server.newWorkspace();
+        List<String> bodies = List.of("{\"s\":\"é\"}", "{\"s\":\"😀\"}", "{\"s\":\"€ and 中文\"}",
+                "{\"s\":\"aé😀€b\",\"n\":[1,2.5,null]}", "{\"s\":\"\\u00e9 escaped\"}", "{\"ascii\":true}");
+        try (WireSocket w = WireSocket.open(server.port(), ws, server.token(ws, "read_write", "utf8"))) {
+            for (int i = 0; i < bodies.size(); i++) {
+                w.sendText("{\"id\":" + (i + 1) + ",\"to\":\"log:u\",\"op\":\"append\",\"body\":" + bodies.get(i) + "}");
+                w.expect("\"re\":" + (i + 1) + ",", WAIT_MS);
+            }
+            byte[] forward = page(w, 100, "{\"id\":100,\"to\":\"log:u\",\"op\":\"read\",\"from\":1,\"limit\":10}");
+            assertArrayEquals(expected(100, forward, bodies, false), forward);
+            byte[] backward = page(w, 101, "{\"id\":101,\"to\":\"log:u\",\"op\":\"read\",\"before\":5,\"limit\":3}");
+            assertArrayEquals(expected(101, backward, bodies.subList(1, 4).reversed(), true), backward);
+        }
+    }
+
+    /** The answer frame's payload, as the bytes that came. */
+    private static byte[] page(WireSocket w, long id, String request) {
+        w.sendText(request);
+        long deadline = System.nanoTime() + WAIT_MS * 1_000_000;
+        while (System.nanoTime() < deadline) {
+            WireSocket.Frame f = w.next(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            assertNotNull(f, "no answer to " + request);
+            if (f.op() == WireSocket.OP_TEXT && f.text().startsWith("{\"re\":" + id + ",")) {
+                return f.payload();
+            }
+        }
+        throw new AssertionError("no answer to " + request + " within " + WAIT_MS + " ms");
+    }
+
+    /**
+     * The frame written the way JsonOut writes a page, with the bodies' bytes exactly as appended;
+     * sequences, times and the page's ends taken from the answer itself.
+     */
+    private static byte[] expected(long id, byte[] answer, List<String> bodies, boolean backward) {
+        JsonObject ok = JsonText.parseObject(new String(answer, StandardCharsets.UTF_8)).getJsonObject("ok");
+        JsonArray entries = ok.getJsonArray("entries");
+        assertEquals(bodies.size(), entries.size(), new String(answer, StandardCharsets.UTF_8));
+        StringBuilder b = new StringBuilder("{\"re\":").append(id).append(",\"ok\":{\"entries\":[");
+        for (int i = 0; i < entries.size(); i++) {
+            JsonObject e = entries.getJsonObject(i);
+            b.append(i == 0 ? "" : ",").append("{\"seq\":").append(e.getJsonNumber("seq").longValue())
+                    .append(",\"ts\":").append(e.getJsonNumber("ts").longValue()).append(",\"body\":")
+                    .append(bodies.get(i)).append('}');
+        }
+        b.append("],\"first\":").append(ok.getJsonNumber("first").longValue()).append(",\"last\":")
+                .append(ok.getJsonNumber("last").longValue());
+        String end = backward ? "before" : "next";
+        b.append(",\"").append(end).append("\":").append(ok.getJsonNumber(end).longValue()).append("}}");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+}
