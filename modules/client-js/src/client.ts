@@ -7,7 +7,7 @@ import { Log } from './log.js';
 import { Doc } from './doc.js';
 import { Presence } from './presence.js';
 import { Artifacts } from './artifacts.js';
-import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter } from './close.js';
+import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter, retryAfterFromReason, withJitter } from './close.js';
 import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
 
 /** A token, or a function the client asks for a fresh one (before expiry, and for every new socket). */
@@ -598,7 +598,8 @@ export class HyphaClient {
       this.failFirst(unavailable(`${why} before its hello`, { close_code: code }));
       return;
     }
-    this.retry(code, reason);
+    // a 1013 that says when to come back (retry_after_ms in its reason) is obeyed
+    this.retry(code, reason, code === 1013 ? retryAfterFromReason(reason) : null);
   }
 
   /** An upgrade that failed: ask the same URL over HTTP why (the server runs the same checks). */
@@ -615,6 +616,13 @@ export class HyphaClient {
     }
     if (this.closedForGood) return;
     const fatal = error && ['unauthorized', 'forbidden', 'not_found', 'bad_request'].includes(error.code);
+    // a server that says when to come back (admission control's 503, retry_after_ms) is waited for,
+    // with jitter; on the first connect within connectTimeoutMs (its timer still runs)
+    const asked = !fatal && error ? error.retryAfterMs : null;
+    if (this.firstHello && asked !== null) {
+      this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.open(); }, withJitter(asked));
+      return;
+    }
     if (this.firstHello) {
       // the first connect tries each server once
       if (!fatal && this.attempt + 1 < this.servers.length) {
@@ -630,10 +638,11 @@ export class HyphaClient {
       this.finish(error!, false);
       return;
     }
-    this.retry(code, reason);
+    this.retry(code, reason, asked);
   }
 
-  private retry(code: number, reason: string): void {
+  /** Schedules the next attempt; `askedMs` (a 503's or a 1013's retry_after_ms): not before it, plus jitter. */
+  private retry(code: number, reason: string, askedMs: number | null = null): void {
     if (!this.opts.reconnect) {
       this.finish(unavailable(`the socket to ${this.workspaceUrl()} ended (${code}${reason ? ' ' + reason : ''}) and reconnect is off`, { close_code: code }), false);
       return;
@@ -641,9 +650,10 @@ export class HyphaClient {
     if (this.attempt === 0) this.outageStart = now();
     const restarting = this.restartingSince > 0 && now() - this.restartingSince < RESTART_DELAY_MS.patience;
     if (this.restartingSince > 0 && !restarting) this.restartingSince = 0; // an ordinary outage from now on
-    const delay = restarting
+    const computed = restarting
       ? RESTART_DELAY_MS.min + Math.floor(Math.random() * (RESTART_DELAY_MS.max - RESTART_DELAY_MS.min + 1))
       : this.backoff.delayMs(this.attempt, now() - this.outageStart);
+    const delay = askedMs === null ? computed : Math.max(computed, withJitter(askedMs));
     if ((restarting && this.attempt === 0) || (this.attempt > 0 && this.servers.length > 1)) this.serverIndex++;
     this.attempt++;
     if (this.state !== 'reconnecting') this.emit('reconnecting', { code, reason });

@@ -30,3 +30,21 @@ export const RESTART_DELAY_MS = { min: 25, max: 200, patience: 30_000 } as const
 export function reconnectAfter(code: number): Reconnect {
   return CLOSE_CODES[code]?.reconnect ?? 'backoff';
 }
+
+/** The wait a close reason asks for (`…; retry_after_ms=<n>`, as the server's 1013s carry it), or null. */
+export function retryAfterFromReason(reason: string): number | null {
+  const m = /retry_after_ms=(\d{1,10})/.exec(reason ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+/** The longest wait a server's retry_after_ms is followed for. */
+export const MAX_ASKED_WAIT_MS = 60_000;
+
+/**
+ * `ms` (a server's retry_after_ms) plus jitter of up to a quarter of it (at least 50 ms), so that the
+ * clients a storm sent away do not come back in step; as the JVM client's Connector does.
+ */
+export function withJitter(ms: number, random: () => number = Math.random): number {
+  const base = Math.min(Math.max(0, ms), MAX_ASKED_WAIT_MS);
+  return base + Math.floor(random() * (Math.max(50, base / 4) + 1));
+}

@@ -7,7 +7,7 @@
 /** Every code of the catalogue. A code the client does not know is read as `internal`. */
 export const ERROR_CODES = [
   'bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'floor', 'too_large',
-  'limit', 'peer_gone', 'application', 'timeout', 'unavailable', 'bad_range', 'internal',
+  'limit', 'rate_limited', 'peer_gone', 'application', 'timeout', 'unavailable', 'bad_range', 'internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -17,7 +17,7 @@ const KNOWN = new Set<string>(ERROR_CODES);
 /** The HTTP status of each code, as the server uses it. */
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, floor: 409,
-  too_large: 413, limit: 429, peer_gone: 502, application: 422, timeout: 504, unavailable: 503,
+  too_large: 413, limit: 429, rate_limited: 429, peer_gone: 502, application: 422, timeout: 504, unavailable: 503,
   bad_range: 416, internal: 500,
 };
 
@@ -32,6 +32,15 @@ export class HyphaError extends Error {
     this.name = 'HyphaError';
     this.code = code;
     this.details = details;
+  }
+
+  /**
+   * How long to wait before trying again, in ms, when the server said (`retry_after_ms`: a
+   * `rate_limited` answer, or an `unavailable` admission refusal); else null.
+   */
+  get retryAfterMs(): number | null {
+    const v = this.details.retry_after_ms;
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
   }
 
   /** Reads a wire error object (`{"code","message",…details}`); anything else is `internal`. */

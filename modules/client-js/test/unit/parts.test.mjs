@@ -89,7 +89,23 @@ test('errors: wire objects become HyphaError; an unknown code is internal; every
   assert.equal(HyphaError.fromWire({ code: 'weird', message: 'm' }).code, 'internal');
   assert.equal(HyphaError.fromWire('nope').code, 'internal');
   assert.deepEqual(new HyphaError('floor', 'm', { value: 5 }).toWire(), { value: 5, code: 'floor', message: 'm' });
-  assert.equal(ERROR_CODES.length, 14);
+  assert.equal(ERROR_CODES.length, 15);
+  // rate_limited carries how long to wait; the client surfaces it as retryAfterMs
+  const limited = HyphaError.fromWire({ code: 'rate_limited', message: 'slow down', retry_after_ms: 250, limit: 'socket.ops' });
+  assert.equal(limited.code, 'rate_limited');
+  assert.equal(limited.retryAfterMs, 250);
+  assert.equal(limited.details.limit, 'socket.ops');
+  assert.equal(e.retryAfterMs, null);
+});
+
+test('retry_after_ms: read from a 1013 reason, waited for with jitter of a quarter (at least 50 ms)', async () => {
+  const { retryAfterFromReason, withJitter } = await import('../../dist/close.js');
+  assert.equal(retryAfterFromReason('too many sockets on this workspace; retry_after_ms=1000'), 1000);
+  assert.equal(retryAfterFromReason('workspace is moving to another server; reconnect'), null);
+  assert.equal(withJitter(1000, () => 0), 1000);
+  assert.equal(withJitter(1000, () => 0.999999), 1250);
+  assert.equal(withJitter(0, () => 0.999999), 50);
+  assert.equal(withJitter(10_000_000, () => 0), 60_000, 'capped');
 });
 
 test('JSON Pointer application mirrors the server: members created, "-" appends, ~0 ~1 decoded', () => {

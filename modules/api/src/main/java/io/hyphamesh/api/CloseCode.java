@@ -102,12 +102,45 @@ public enum CloseCode {
         return of(code).map(CloseCode::reconnect).orElse(Reconnect.BACKOFF);
     }
 
+    /** What a close reason ends with when it says how long to wait: {@code "; retry_after_ms=<n>"}. */
+    public static final String RETRY_AFTER = "retry_after_ms=";
+
+    /**
+     * A reason that ends with how long a client waits before it comes back ({@link #RETRY_AFTER}),
+     * as a {@code 1013} close carries it; the text is cut first so the whole still fits 123 bytes.
+     */
+    public static String reasonWithRetryAfter(String text, long retryAfterMillis) {
+        String tail = "; " + RETRY_AFTER + Math.max(0, retryAfterMillis);
+        return cut(text, MAX_REASON_BYTES - tail.length()) + tail;
+    }
+
+    /** The wait a close reason asks for ({@link #reasonWithRetryAfter}), if it names one. */
+    public static Optional<Long> retryAfterMillis(String reason) {
+        if (reason == null) {
+            return Optional.empty();
+        }
+        int i = reason.lastIndexOf(RETRY_AFTER);
+        if (i < 0) {
+            return Optional.empty();
+        }
+        int start = i + RETRY_AFTER.length();
+        int end = start;
+        while (end < reason.length() && end - start < 10 && Character.isDigit(reason.charAt(end))) {
+            end++;
+        }
+        return end == start ? Optional.empty() : Optional.of(Long.parseLong(reason.substring(start, end)));
+    }
+
     /**
      * {@code text} cut to at most {@link #MAX_REASON_BYTES} bytes of UTF-8 at a character boundary
      * (never half a surrogate pair), so any reason fits a close frame.
      */
     public static String reason(String text) {
-        if (text.length() * 3 <= MAX_REASON_BYTES || text.getBytes(StandardCharsets.UTF_8).length <= MAX_REASON_BYTES) {
+        return cut(text, MAX_REASON_BYTES);
+    }
+
+    private static String cut(String text, int max) {
+        if (text.length() * 3 <= max || text.getBytes(StandardCharsets.UTF_8).length <= max) {
             return text;
         }
         int bytes = 0;
@@ -115,7 +148,7 @@ public enum CloseCode {
         while (i < text.length()) {
             int cp = text.codePointAt(i);
             int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-            if (bytes + n > MAX_REASON_BYTES) {
+            if (bytes + n > max) {
                 break;
             }
             bytes += n;

@@ -25,6 +25,12 @@ public enum ErrorCode {
     TOO_LARGE(413),
     /** A count limit was reached (requests in flight, sockets, batch size, part count). */
     LIMIT(429),
+    /**
+     * A rate limit or quota was exceeded (operations or bytes per second, per socket, token, client,
+     * address or workspace): nothing was applied. The details carry {@code retry_after_ms}, the
+     * earliest time worth trying again, and {@code limit}, which limit refused it.
+     */
+    RATE_LIMITED(429),
     /** The RPC provider disconnected or has gone; the call was not (or not fully) handled. */
     PEER_GONE(502),
     /** An RPC provider's handler answered with an error of its own; the message is the provider's. */

@@ -69,6 +69,29 @@ public class HyphaException extends RuntimeException {
     }
 
     /**
+     * A request refused by a rate limit ({@link ErrorCode#RATE_LIMITED}); nothing was applied. No
+     * stack trace: under load it is an answer, not a fault.
+     *
+     * @param retryAfterMillis the earliest time worth trying again, in milliseconds (at least 1)
+     * @param limit            which limit refused it, e.g. {@code socket.ops} or {@code workspace.bytes}
+     */
+    public static HyphaException rateLimited(String message, long retryAfterMillis, String limit) {
+        return new HyphaException(ErrorCode.RATE_LIMITED, message, JsonText.json().createObjectBuilder()
+                .add("retry_after_ms", Math.max(1, retryAfterMillis))
+                .add("limit", limit)
+                .build(), false);
+    }
+
+    /**
+     * The {@code retry_after_ms} detail ({@code rate_limited}, and {@code unavailable} from an
+     * admission refusal): how long to wait before trying again.
+     */
+    public Optional<Long> retryAfterMillis() {
+        JsonValue v = details().get("retry_after_ms");
+        return v instanceof JsonNumber n && n.longValue() >= 0 ? Optional.of(n.longValue()) : Optional.empty();
+    }
+
+    /**
      * A CAS conflict carrying the current version and value. It is an answer, not a fault (under
      * contention most CAS attempts get it), so it takes no stack trace.
      */

@@ -33,4 +33,20 @@ class CloseCodeTest {
         assertEquals(60, cut.length());
         assertTrue(cut.getBytes(StandardCharsets.UTF_8).length <= CloseCode.MAX_REASON_BYTES);
     }
+
+    @Test
+    void aReasonCarriesARetryAfterThatFitsAndIsReadBack() {
+        String r = CloseCode.reasonWithRetryAfter("too many sockets on this workspace", 1000);
+        org.junit.jupiter.api.Assertions.assertEquals("too many sockets on this workspace; retry_after_ms=1000", r);
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.Optional.of(1000L), CloseCode.retryAfterMillis(r));
+        String longOne = CloseCode.reasonWithRetryAfter("é".repeat(200), 25);
+        org.junit.jupiter.api.Assertions.assertTrue(longOne.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                <= CloseCode.MAX_REASON_BYTES, longOne);
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.Optional.of(25L), CloseCode.retryAfterMillis(longOne));
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.Optional.empty(), CloseCode.retryAfterMillis("server is shutting down"));
+        HyphaException e = HyphaException.rateLimited("slow down", 40, "socket.ops");
+        org.junit.jupiter.api.Assertions.assertEquals(ErrorCode.RATE_LIMITED, HyphaException.fromJson(e.toJson()).code());
+        org.junit.jupiter.api.Assertions.assertEquals(java.util.Optional.of(40L), HyphaException.fromJson(e.toJson()).retryAfterMillis());
+        org.junit.jupiter.api.Assertions.assertEquals(429, ErrorCode.RATE_LIMITED.httpStatus());
+    }
 }

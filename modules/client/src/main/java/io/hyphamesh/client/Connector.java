@@ -123,11 +123,23 @@ final class Connector implements Link.Owner {
     /** Connects for the first time: every server in order (following "moved"); the first hello wins. */
     void connectFirst() {
         List<HyphaException> failures = new ArrayList<>();
+        // a server that says when to come back (an admission refusal's retry_after_ms) is waited
+        // for, with jitter, while the connect timeout lasts
+        long deadline = System.nanoTime() + options.connectTimeout().toNanos();
         for (int i = 0; i < servers.size(); i++) {
             try {
                 attach(open(servers.current()), false);
                 return;
             } catch (HyphaException e) {
+                long wait = refusedForGood(e) ? -1 : waitAsked(e);
+                if (wait >= 0 && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(wait) < deadline) {
+                    LOG.fine(() -> "connect refused for now, trying again in " + wait + " ms: " + e.getMessage());
+                    if (!pause(wait)) {
+                        throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted while connecting", e);
+                    }
+                    i--;
+                    continue;
+                }
                 if (refusedForGood(e) || servers.size() == 1) {
                     throw e;
                 }
@@ -181,6 +193,34 @@ final class Connector implements Link.Owner {
         } catch (IllegalArgumentException e) {
             throw new HyphaException(ErrorCode.UNAVAILABLE, from + " closed with 4307 (moved) but its reason is not a "
                     + "server URL: '" + reason + "'");
+        }
+    }
+
+    /**
+     * The wait a refusal asks for ({@code retry_after_ms}: an admission refusal's 503, a
+     * {@code rate_limited} answer) plus jitter of up to a quarter of it (at least 50 ms), so the
+     * clients a storm sent away do not come back in step; -1 when it names none.
+     */
+    static long waitAsked(HyphaException e) {
+        return e.retryAfterMillis().map(Connector::withJitter).orElse(-1L);
+    }
+
+    static long withJitter(long retryAfterMillis) {
+        long ms = Math.min(retryAfterMillis, MAX_ASKED_WAIT_MS);
+        return ms + ThreadLocalRandom.current().nextLong(0, Math.max(50, ms / 4) + 1);
+    }
+
+    /** The longest wait a server's retry_after_ms is followed for. */
+    static final long MAX_ASKED_WAIT_MS = 60_000;
+
+    /** Sleeps; false when interrupted. */
+    private static boolean pause(long millis) {
+        try {
+            Thread.sleep(millis);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -265,18 +305,29 @@ final class Connector implements Link.Owner {
         }
         boolean immediately = now;
         long droppedAt = System.nanoTime();
+        // a 1013 that says when to come back (retry_after_ms in its reason) is obeyed, with jitter
+        long asked = !abrupt && code == CloseCode.TRY_AGAIN_LATER.code()
+                ? CloseCode.retryAfterMillis(reason).map(Connector::withJitter).orElse(-1L) : -1L;
         try {
-            workers.execute(() -> reconnectLoop(immediately, droppedAt, restart));
+            workers.execute(() -> reconnectLoop(immediately, droppedAt, restart, asked));
         } catch (RejectedExecutionException e) {
             // closed meanwhile
         }
     }
 
     /** Attempts until a socket says hello; {@code droppedAt} (nanoTime) is when the outage began. */
-    private void reconnectLoop(boolean immediately, long droppedAt, boolean restart) {
+    private void reconnectLoop(boolean immediately, long droppedAt, boolean restart, long firstWait) {
+        // what the server asked for (a 1013's or a 503's retry_after_ms, with jitter): at least that long
+        long asked = firstWait;
         for (int attempt = 0; !stopped; attempt++) {
             long outage = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedAt);
-            if (restart && outage < RESTART_PATIENCE_MS) {
+            if (asked >= 0) {
+                long wait = asked;
+                asked = -1;
+                if (!pause(wait)) {
+                    return;
+                }
+            } else if (restart && outage < RESTART_PATIENCE_MS) {
                 // a restart: the new process is seconds away at most; come back soon, without growing
                 try {
                     Thread.sleep(ThreadLocalRandom.current().nextLong(RESTART_MIN_MS, RESTART_MAX_MS + 1));
@@ -308,6 +359,8 @@ final class Connector implements Link.Owner {
                     return;
                 }
                 LOG.fine(() -> "reconnect attempt failed: " + e.getMessage());
+                // a server that asked for a wait is tried again after it; with several, the next one now
+                asked = servers.size() > 1 ? -1 : waitAsked(e);
                 servers.rotate();
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "reconnect attempt failed", e);

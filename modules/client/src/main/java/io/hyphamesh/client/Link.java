@@ -186,8 +186,24 @@ final class Link {
                 case 400 -> ErrorCode.BAD_REQUEST;
                 default -> ErrorCode.UNAVAILABLE;
             };
+            // the body's details (retry_after_ms of an admission refusal: how long to wait) come along
+            JsonObject details = JsonValue.EMPTY_JSON_OBJECT;
+            try {
+                if (msg.startsWith("{")) {
+                    HyphaException wire = HyphaException.fromJson(io.hyphamesh.api.JsonText.parseObject(msg));
+                    details = wire.details();
+                    if (status == 429 && wire.code() == ErrorCode.RATE_LIMITED) {
+                        code = ErrorCode.RATE_LIMITED;
+                    }
+                }
+            } catch (RuntimeException notJson) {
+                // the message below still says what came
+            }
+            if (!details.containsKey("retry_after_ms") && h.retryAfterMillis >= 0) {
+                details = io.hyphamesh.api.JsonText.json().createObjectBuilder(details).add("retry_after_ms", h.retryAfterMillis).build();
+            }
             return new HyphaException(code, endpoint.socket() + " refused the socket (HTTP " + status + ")"
-                    + (msg.isBlank() ? "" : ": " + msg));
+                    + (msg.isBlank() ? "" : ": " + msg), details);
         }
         String why = t.getMessage() == null || t.getMessage().isBlank() ? t.getClass().getSimpleName()
                 : t.getClass().getSimpleName() + ": " + t.getMessage();

@@ -62,11 +62,18 @@ final class WebSocketCodec {
         private static final long serialVersionUID = 1L;
         final int status;
         final String body;
+        /** The answer's {@code Retry-After} (delay-seconds) in milliseconds, or -1 without one. */
+        final long retryAfterMillis;
 
         UpgradeRefused(int status, String body) {
+            this(status, body, -1);
+        }
+
+        UpgradeRefused(int status, String body, long retryAfterMillis) {
             super("HTTP " + status);
             this.status = status;
             this.body = body;
+            this.retryAfterMillis = retryAfterMillis;
         }
     }
 
@@ -104,6 +111,7 @@ final class WebSocketCodec {
         }
         String accept = null;
         long contentLength = -1;
+        long retryAfter = -1;
         for (String line : head.substring(eol + 2).split("\r\n")) {
             int colon = line.indexOf(':');
             if (colon <= 0) {
@@ -113,6 +121,12 @@ final class WebSocketCodec {
             String value = line.substring(colon + 1).trim();
             if (name.equals("sec-websocket-accept")) {
                 accept = value;
+            } else if (name.equals("retry-after")) {
+                try {
+                    retryAfter = Math.min(3_600_000L, Long.parseLong(value) * 1000);
+                } catch (NumberFormatException e) {
+                    retryAfter = -1; // an HTTP date: not used
+                }
             } else if (name.equals("content-length")) {
                 try {
                     contentLength = Long.parseLong(value);
@@ -127,7 +141,7 @@ final class WebSocketCodec {
                 byte[] b = in.readNBytes((int) Math.min(contentLength, MAX_HANDSHAKE_BYTES));
                 body = new String(b, StandardCharsets.UTF_8);
             }
-            throw new UpgradeRefused(code, body);
+            throw new UpgradeRefused(code, body, retryAfter);
         }
         if (!acceptFor(key).equals(accept)) {
             throw new IOException("the server's Sec-WebSocket-Accept does not match the key");

@@ -282,7 +282,8 @@ public final class HyphaServer implements AutoCloseable {
         HttpRouting.Builder routing = HttpRouting.builder()
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
                         io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
-                .addFilter(HttpSupport.framingFilter());
+                .addFilter(HttpSupport.framingFilter())
+                .addFilter(transport.rateLimits().httpFilter(control));
         if (config.bool("console.enabled")) {
             // static pages only: they sign in with a token and call the routes below like any client
             routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load());

@@ -74,6 +74,20 @@ public final class HyphaConfig {
             new Setting("ws.stall-timeout", "5s", "an RPC provider owing answers to routed calls that sends nothing, not even a pong, this long is stalled: no more calls go to it and it is closed as a slow consumer (4008)"),
             new Setting("ws.drain-timeout", "1s", "on SIGTERM, how long requests already running get to be answered before the sockets close with 1012 (those still running then: 1001)"),
             new Setting("ws.heap-reserve-percent", "15", "new sockets are refused (503) while less than this share of the heap was free after the last GC; 0 turns the guard off"),
+            new Setting("ws.admit-rate", "0", "WebSocket upgrades admitted per second (a token bucket); the rest are answered 503 with Retry-After and retry_after_ms before any token check; 0: no admission limit"),
+            new Setting("ws.admit-burst", "0", "upgrades admitted at once after a quiet spell (the bucket's size); 0: ws.admit-rate"),
+            new Setting("limits.burst", "1s", "how much of its rate a rate limit admits at once after a quiet spell: each bucket holds rate x this"),
+            new Setting("limits.socket.ops-per-second", "200000", "requests one socket may send per second; 0: no limit"),
+            new Setting("limits.socket.bytes-per-second", "256MiB", "inbound message bytes one socket may send per second; 0: no limit"),
+            new Setting("limits.token.ops-per-second", "0", "requests per second per token (all its sockets and HTTP requests together); 0: no limit"),
+            new Setting("limits.token.bytes-per-second", "0", "inbound request bytes per second per token; 0: no limit"),
+            new Setting("limits.client.ops-per-second", "0", "requests per second per client id of a workspace (all its tokens and sockets); 0: no limit"),
+            new Setting("limits.client.bytes-per-second", "0", "inbound request bytes per second per client id of a workspace; 0: no limit"),
+            new Setting("limits.address.ops-per-second", "0", "requests per second per remote IP address; 0: no limit"),
+            new Setting("limits.address.bytes-per-second", "0", "inbound request bytes per second per remote IP address; 0: no limit"),
+            new Setting("limits.workspace.ops-per-second", "0", "requests per second per workspace (every socket and HTTP request on it); 0: no limit"),
+            new Setting("limits.workspace.bytes-per-second", "0", "inbound request bytes per second per workspace; 0: no limit"),
+            new Setting("limits.workspace-overrides", "", "per-workspace limits instead of limits.workspace.*: name:ops-per-second:bytes-per-second, comma-separated (0: none for it), e.g. big:50000:64MiB,demo:100:1MiB"),
             new Setting("rpc.default-timeout", "30s", "call timeout when the caller gives none"),
             new Setting("rpc.max-timeout", "300s", "longest call timeout a caller may ask for"),
             new Setting("rpc.provider-grace", "5s", "how long a service whose last provider left without unregistering (its socket closed, or the server restarted) counts as away, not gone: a call meanwhile waits for a provider to register again, within its timeout, then fails with unavailable; 0s: not_found at once"),
@@ -257,7 +271,7 @@ public final class HyphaConfig {
     }
 
     static boolean isSize(String key) {
-        return key.endsWith("bytes");
+        return key.endsWith("bytes") || key.endsWith("bytes-per-second");
     }
 
     /**
@@ -265,7 +279,7 @@ public final class HyphaConfig {
      * {@code MB}/{@code MiB}/{@code M}, {@code GB}/{@code GiB}/{@code G} (any case). Every unit is a
      * power of 1024, as memory and message sizes are usually meant ({@code 1MB} is 1,048,576 bytes).
      */
-    static long parseSize(String key, String text) {
+    public static long parseSize(String key, String text) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([a-zA-Z]*)").matcher(text.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException("configuration key '" + key + "' must be a size (bytes, or with a unit"

@@ -105,6 +105,8 @@ final class Connection implements Session {
     private volatile boolean leftDeliberately;
     private final long stallNanos;
     private StringBuilder fragments;
+    /** The rate limits this socket's requests are checked against (reader thread). */
+    private final RateLimits.Socket limits;
 
     /** A call routed into this (provider) session, waiting for its answer. */
     record InboundCall(Request consumer, long deadlineNanos) {
@@ -121,6 +123,7 @@ final class Connection implements Session {
         this.eventCapacity = queueCapacity;
         this.stallNanos = transport.stallTimeout().toNanos();
         this.outbound = new LinkedBlockingQueue<>(queueCapacity + transport.maxInFlight() + 16);
+        this.limits = transport.rateLimits().forSocket(ws);
     }
 
     void start(String hello) {
@@ -320,6 +323,8 @@ final class Connection implements Session {
             return;
         }
         long start = System.nanoTime();
+        // the message's size against the bytes limits: over them, every request in it is refused
+        HyphaException overBytes = limits.bytes(principal, workspace, text.length(), start);
         List<Frame> frames;
         try {
             frames = Frame.parseMessage(text);
@@ -331,7 +336,7 @@ final class Connection implements Session {
             if (f == null) {
                 sendError(HyphaException.badRequest("a frame must be a JSON object"));
             } else {
-                onFrame(f, start);
+                onFrame(f, start, overBytes);
             }
         }
     }
@@ -352,7 +357,7 @@ final class Connection implements Session {
     private record Pong(byte[] payload) {
     }
 
-    private void onFrame(Frame frame, long start) {
+    private void onFrame(Frame frame, long start, HyphaException overBytes) {
         if (frame.has("re-call")) {
             onCallAnswer(frame);
             return;
@@ -364,7 +369,18 @@ final class Connection implements Session {
             sendError(HyphaException.badRequest("a request frame needs an integer 'id'"));
             return;
         }
-        if (transport.lowMemory() && !"ping".equals(frame.string("op", ""))) {
+        String opName = opName(frame);
+        if (!"ping".equals(opName) && !"auth".equals(opName)) {
+            // rate limits (pings and token renewals pass): a refused request is answered, never run
+            HyphaException refused = overBytes != null ? overBytes : limits.op(principal, workspace, start);
+            if (refused != null) {
+                inFlight.incrementAndGet();
+                unanswered.incrementAndGet();
+                fail(reqId, refused);
+                return;
+            }
+        }
+        if (transport.lowMemory() && !"ping".equals(opName)) {
             // shed work rather than thrash: the request is not run (answers to routed calls, handled
             // above, and pings still pass)
             inFlight.incrementAndGet();
@@ -400,6 +416,15 @@ final class Connection implements Session {
             transport.dispatch(r);
         } catch (HyphaException e) {
             fail(reqId, e);
+        }
+    }
+
+    /** The frame's {@code op}, or "" when it has none or it is not a string (answered below, as before). */
+    private static String opName(Frame frame) {
+        try {
+            return frame.string("op", "");
+        } catch (HyphaException e) {
+            return "";
         }
     }
 

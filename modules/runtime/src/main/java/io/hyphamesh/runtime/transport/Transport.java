@@ -74,6 +74,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final Metrics.Counter slowConsumerCloses;
     private volatile boolean closing;
     private volatile Placement placement = Placement.EVERYWHERE;
+    private final RateLimits rateLimits;
+    private final Admission admission;
 
     public Transport(ObjectHost host, ControlPlane control, HyphaConfig config, Metrics metrics) {
         this.host = host;
@@ -98,6 +100,13 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 .num("max_doc_bytes", config.intValue("doc.max-bytes"))
                 .num("heartbeat_ms", Math.max(1000, config.duration("presence.stale-after").toMillis() / 3)).end();
         this.connects = metrics.counter(Metric.WS_CONNECTS);
+        this.rateLimits = new RateLimits(config, metrics);
+        this.admission = new Admission(config.longValue("ws.admit-rate"), config.longValue("ws.admit-burst"),
+                metrics.counter(Metric.WS_ADMISSION_REFUSALS));
+        if (!rateLimits.describe().isEmpty() || admission.on()) {
+            LOG.info("rate limits: " + String.join(", ", rateLimits.describe())
+                    + (admission.on() ? "; upgrades admitted: " + config.longValue("ws.admit-rate") + "/s" : ""));
+        }
         this.slowConsumerCloses = metrics.counter(Metric.WS_SLOW_CONSUMER_CLOSES);
         for (Op op : Op.values()) {
             opLatency.put(op, metrics.histogram(op.label()));
@@ -120,6 +129,12 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         if (!originAllowed(origin)) {
             LOG.info("refused a socket of workspace '" + ws + "' from origin " + origin.get() + " (not in ws.allowed-origins)");
             throw HyphaException.forbidden("origin " + origin.get() + " is not in ws.allowed-origins");
+        }
+        long wait = admission.peek(System.nanoTime());
+        if (wait > 0) {
+            // the upgrade itself would be refused now (a storm): say when to come back, as its 503 does
+            res.header(HeaderNames.RETRY_AFTER, Long.toString(Math.max(1, (wait + 999) / 1000)));
+            throw Admission.refusal(wait);
         }
         Principal p = HttpSupport.principal(req, control);
         admit(p, ws);
@@ -260,7 +275,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         AtomicInteger count = perWorkspace.computeIfAbsent(ws, k -> new AtomicInteger());
         if (count.incrementAndGet() > maxSocketsPerWorkspace) {
             count.decrementAndGet();
-            session.close(Connection.CLOSE_TRY_AGAIN, "too many sockets on this workspace");
+            session.close(Connection.CLOSE_TRY_AGAIN, io.hyphamesh.api.CloseCode.reasonWithRetryAfter(
+                    "too many sockets on this workspace", FULL_RETRY_AFTER_MS));
             return null;
         }
         long id = sessionIds.incrementAndGet();
@@ -281,6 +297,19 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             c.close(Connection.CLOSE_TOKEN_REVOKED, "token revoked", false);
         }
         return c;
+    }
+
+    /** The wait a {@code 1013} for a workspace at its socket limit asks for. */
+    static final long FULL_RETRY_AFTER_MS = 1000;
+
+    /** The rate limits every socket and HTTP request is checked against. */
+    public RateLimits rateLimits() {
+        return rateLimits;
+    }
+
+    /** Admission control of upgrades ({@code ws.admit-rate}). */
+    Admission admission() {
+        return admission;
     }
 
     /** Sets which workspaces this server serves (cluster mode). */

@@ -56,6 +56,12 @@ public final class WsUpgrade implements Http1Upgrader {
         if (accept.isEmpty() || !version13(headers) || !transport.originAllowed(headers.first(HeaderNames.ORIGIN))) {
             return null; // the route answers why (400, or 403 for an origin not allowed)
         }
+        long wait = transport.admission().admit(System.nanoTime());
+        if (wait > 0) {
+            // a storm: refused before the token is even checked, and the connection closed
+            ctx.dataWriter().writeNow(BufferData.create(Admission.response(wait)));
+            return REFUSED;
+        }
         SocketListener listener = new SocketListener(transport);
         try {
             listener.onHttpUpgrade(prologue, headers);
@@ -67,6 +73,23 @@ public final class WsUpgrade implements Http1Upgrader {
         ctx.dataWriter().writeNow(BufferData.create(answer.getBytes(StandardCharsets.US_ASCII)));
         return new WsSocket(ctx, listener, transport.maxFrameBytes());
     }
+
+    /** The connection of an upgrade refused by admission control: its 503 is written; it closes at once. */
+    private static final ServerConnection REFUSED = new ServerConnection() {
+        @Override
+        public void handle(io.helidon.common.concurrency.limits.Limit limit) {
+            throw new io.helidon.webserver.CloseConnectionException("upgrade refused by admission control");
+        }
+
+        @Override
+        public java.time.Duration idleTime() {
+            return java.time.Duration.ZERO;
+        }
+
+        @Override
+        public void close(boolean interrupt) {
+        }
+    };
 
     /** True when an upgrade's key and version are acceptable: a refusal then had another reason. */
     static boolean wellFormed(Headers headers) {
