@@ -4,10 +4,14 @@
 // list; create and delete a workspace in the page; a workspace's objects, presence and services;
 // a Log's entries and a live append from Node; a Doc CAS edit reaching a Node subscription, a stale
 // CAS shown as a conflict, incr; the metrics charts; a read token sees no write control and a write
-// forged from the page is refused (forbidden); console.enabled=false. Screenshots of each page in
+// forged from the page is refused (forbidden); tokens minted (shown once), listed and revoked; a
+// 50 MB upload with progress read back byte-equal, folders, download, delete; the audit trail
+// listing what the test did; the cluster page of a single server; console.enabled=false. Screenshots of each page in
 // modules/client-js/target/test-output/console/. Prints "console browser test: N checks passed, M
 // failed" and exits non-zero on any failure.
 import fs from 'node:fs';
+import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -22,10 +26,10 @@ const STEP_MS = 60_000;
 const WAIT = { timeout: 15_000 };
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`  FAIL: ${what}`); } return ok; };
-const step = async (name, fn) => {
+const step = async (name, fn, bound = STEP_MS) => {
   const t0 = Date.now();
   try {
-    await Promise.race([fn(), new Promise((_, rej) => setTimeout(() => rej(new Error(`over ${STEP_MS} ms`)), STEP_MS))]);
+    await Promise.race([fn(), new Promise((_, rej) => setTimeout(() => rej(new Error(`over ${bound} ms`)), bound))]);
     console.log(`  ${name} (${Date.now() - t0} ms)`);
   } catch (e) {
     check(false, `${name}: ${e.stack ?? e}`);
@@ -217,6 +221,7 @@ try {
     await dsub.close();
   });
 
+
   await step('metrics: charts from /observe/metrics, refreshed every 2 s', async () => {
     await page.goto(`${base}/console#/metrics`);
     await page.waitForFunction(() => [...document.querySelectorAll('.now')].filter((e) => e.textContent !== '–').length >= 3, null, WAIT);
@@ -230,6 +235,96 @@ try {
     check(parseFloat(ops) > 0, `operations/s shown: ${ops}`);
     await shot(page, '8-metrics');
   });
+
+  let pageToken = null;
+  await step('tokens: mint in the page (shown once, with a copy button), listed, revoked', async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/console#/w/${ws}/tokens`);
+    await page.waitForSelector('#tokens tbody tr[data-token]', WAIT);
+    await page.selectOption('#mint-tier', 'read_write');
+    await page.fill('#mint-ttl', '600');
+    await page.fill('#mint-client', 'minted-in-page');
+    await page.click('#mint-form button[type=submit]');
+    await page.waitForSelector('#minted-token', WAIT);
+    const token = await page.$eval('#minted-token', (e) => e.value);
+    check(token.split('.').length === 3, 'the minted token is shown');
+    await page.click('#copy-token');
+    await page.waitForFunction(() => document.getElementById('copy-token').textContent === 'Copied', null, WAIT);
+    const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => null));
+    check(copied === null || copied === token, 'the copy button copies the token');
+    const id = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).jti;
+    pageToken = { token, id };
+    await page.waitForSelector(`#tokens tr[data-token="${id}"]`, WAIT);
+    check((await text(page, `#tokens tr[data-token="${id}"]`)).includes('minted-in-page'), 'the new token is listed with its client id');
+    check((await fetch(server.workspaceUrl(ws), { headers: { Authorization: `Bearer ${token}` } })).status === 200, 'the minted token works');
+    await shot(page, '11-tokens');
+    await page.click('#minted button:last-child');
+    check(await page.$('#minted-token') === null, 'the token is shown once: gone after Done');
+    check(!(await text(page, '#tokens')).includes(token), 'the list never shows a token\'s text');
+    await page.click(`button[data-revoke="${id}"]`);
+    await page.waitForFunction((i) => document.querySelector(`#tokens tr[data-token="${i}"]`)?.textContent.includes('revoked'), id, WAIT);
+    check((await fetch(server.workspaceUrl(ws), { headers: { Authorization: `Bearer ${token}` } })).status === 401, 'the revoked token is refused');
+  });
+
+  const bigPath = path.join(os.tmpdir(), `console-upload-${process.pid}.bin`);
+  const big = crypto.randomBytes(50 * 1024 * 1024);
+  fs.writeFileSync(bigPath, big);
+  const bigSha = crypto.createHash('sha256').update(big).digest('hex');
+  await step('artifacts: a 50 MB upload shows progress and reads back byte-equal; folders, download, delete', async () => {
+    await page.goto(`${base}/console#/w/${ws}/files/`);
+    await page.waitForSelector('#upload-form', WAIT);
+    await page.setInputFiles('#upload-file', bigPath);
+    await page.fill('#upload-path', 'big/blob.bin');
+    await page.click('#upload-form button[type=submit]');
+    await page.waitForFunction(() => document.getElementById('upload-progress').value > 0 && !document.getElementById('upload-note').dataset.done, null, { timeout: 60_000 }).catch(() => {});
+    await page.waitForSelector('#upload-note[data-done="big/blob.bin"]', { timeout: 150_000 });
+    const progress = await page.evaluate(() => window.hyphaConsole.progress);
+    check(progress.length >= 3 && progress.every((v, i) => i === 0 || v >= progress[i - 1]) && progress.at(-1) === big.length,
+      `progress rose in steps to the size: ${progress.join(', ')}`);
+    const back = Buffer.from(await (await fetch(`${server.workspaceUrl(ws)}/artifacts/files/big/blob.bin`, { headers: { Authorization: `Bearer ${server.root}` } })).arrayBuffer());
+    check(back.length === big.length && crypto.createHash('sha256').update(back).digest('hex') === bigSha, `the server holds it byte-equal (${back.length} bytes)`);
+    await page.waitForSelector('#files tr[data-folder="big/"]', WAIT);
+    await shot(page, '12-artifacts');
+    await page.click('#files tr[data-folder="big/"] a');
+    await page.waitForSelector('#files tr[data-file="big/blob.bin"]', WAIT);
+    const [dl] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.click('button[data-download="big/blob.bin"]')]);
+    const got = fs.readFileSync(await dl.path());
+    check(crypto.createHash('sha256').update(got).digest('hex') === bigSha, `the page's download is byte-equal (${got.length} bytes)`);
+    await node.artifacts.put('big/small.txt', 'small');
+    page.once('dialog', (d) => d.accept());
+    await page.click('button[data-delete-file="big/blob.bin"]');
+    await page.waitForSelector('#files tr[data-file="big/blob.bin"]', { state: 'detached', ...WAIT });
+    check(await node.artifacts.head('big/blob.bin') === null, 'deleted on the server');
+    check(await page.$('#files tr[data-file="big/small.txt"]') !== null, 'the other file stays');
+  }, 240_000);
+  fs.rmSync(bigPath, { force: true });
+
+  await step('the audit trail lists what the test did, newest first', async () => {
+    await page.goto(`${base}/console#/w/${ws}/audit`);
+    await page.waitForSelector('#audit tr[data-action="artifact.delete"][data-target="big/blob.bin"]', WAIT);
+    check(await page.$(`#audit tr[data-action="token.mint"][data-target="${pageToken?.id}"]`) !== null, 'the mint made in the page');
+    check(await page.$(`#audit tr[data-action="token.revoke"][data-target="${pageToken?.id}"]`) !== null, 'the revocation made in the page');
+    const firstRow = await page.$eval('#audit tbody tr', (e) => e.dataset.action);
+    check(firstRow === 'artifact.delete', `newest first: ${firstRow}`);
+    const row = await text(page, '#audit tr[data-action="artifact.delete"]');
+    check(row.includes('root') && row.includes('127.0.0.1'), `who and from where: ${row}`);
+    await shot(page, '13-audit');
+    await page.goto(`${base}/console#/audit`);
+    await page.waitForSelector(`#audit tr[data-action="workspace.create"][data-target="${ws}"]`, WAIT);
+    check(await page.$('#audit tr[data-action="workspace.delete"]') !== null, 'the root trail has the workspace deleted in the page');
+    await shot(page, '14-root-audit');
+  });
+
+  await step('cluster: hidden for a single server; its page shows the server and every partition', async () => {
+    check(await page.$('#nav-cluster') === null, 'no Cluster link outside cluster mode');
+    await page.goto(`${base}/console#/cluster`);
+    await page.waitForSelector('#servers tbody tr[data-node]', WAIT);
+    const c = await server.http('GET', '/v1/cluster');
+    check((await page.$$('#partitions tbody tr')).length === c.partition_count, `every partition listed (${c.partition_count})`);
+    check((await text(page, '#cluster-state')).includes('single server'), 'says it is a single server');
+    await shot(page, '15-cluster');
+  });
+
 
   await step('a read token sees no write control; a write forged from the page is refused with forbidden', async () => {
     const rctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -256,6 +351,23 @@ try {
     await rp.goto(`${base}/console#/w/${ws}/doc/config`);
     await rp.waitForFunction(() => document.getElementById('doc-value')?.textContent.includes('count'), null, WAIT);
     check(await rp.$('#doc-edit') === null && await rp.$('#incr-form') === null, 'a Doc shows no editor and no incr');
+    check(await rp.$('#ws-tabs a[data-tab="tokens"]') === null && await rp.$('#ws-tabs a[data-tab="audit"]') === null, 'no Tokens or Audit tab');
+    await rp.goto(`${base}/console#/w/${ws}/files/big%2F`);
+    await rp.waitForSelector('#files tr[data-file="big/small.txt"]', WAIT);
+    check(await rp.$('#upload-form') === null && await rp.$('button[data-delete-file]') === null, 'artifacts: no upload, no delete');
+    check(await rp.$('button[data-download="big/small.txt"]') !== null, 'artifacts: download is there');
+    await shot(rp, '16-read-artifacts');
+    const forged2 = await rp.evaluate(async (w) => {
+      const t = sessionStorage.getItem('hypha.console.token');
+      const put = await window.hyphaConsole.client.artifacts.put('forged.txt', 'x').then(() => 'stored', (e) => e.code);
+      const del = await window.hyphaConsole.client.artifacts.delete('big/small.txt').then(() => 'deleted', (e) => e.code);
+      const mint = await fetch(`/v1/workspaces/${w}/tokens`, { method: 'POST', headers: { Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' }, body: '{"permission":"read"}' });
+      const audit = await fetch(`/v1/workspaces/${w}/audit`, { headers: { Authorization: `Bearer ${t}` } });
+      return { put, del, mint: mint.status, audit: audit.status };
+    }, ws);
+    check(forged2.put === 'forbidden' && forged2.del === 'forbidden' && forged2.mint === 403 && forged2.audit === 403,
+      `forged upload, delete, mint and audit read are refused: ${JSON.stringify(forged2)}`);
+    check(await node.artifacts.head('forged.txt') === null && await node.artifacts.head('big/small.txt') !== null, 'nothing forged changed the files');
     check((await (await fetch(server.workspaceUrl(ws), { headers: { Authorization: `Bearer ${readToken}` } })).json()).name === ws, 'the read token still works');
     await rctx.close();
   });

@@ -3,10 +3,11 @@
 // operator gives, keeps it in this tab's sessionStorage only, and calls the same HTTP routes
 // (docs/API.md) and socket (docs/PROTOCOL.md) as any client, so the server decides what it may do.
 // Routes (the URL's fragment): #/ (sign in), #/workspaces, #/w/WS, #/w/WS/log/NAME, #/w/WS/doc/NAME,
-// #/metrics.
+// #/w/WS/tokens, #/w/WS/files/PREFIX, #/w/WS/audit, #/audit (root), #/cluster (root), #/metrics.
 import { HyphaClient, HyphaError } from '@hyphamesh/client';
 import { h, clear, fmtTime, fmtBytes, json, toast, act } from './ui.js';
 import { metricsView } from './metrics.js';
+import { wsTabs, tokensView, artifactsView, auditView, clusterView } from './pages.js';
 
 const KEY = 'hypha.console.token';
 const TIERS = { read: 0, read_write: 1, admin: 2 };
@@ -61,7 +62,9 @@ async function signIn(token) {
   // not a workspace token: the root token is the only other kind, and only it may list the cluster
   const list = await api('GET', '/v1/workspaces', undefined, token);
   if (!list) throw new HyphaError('unauthorized', 'not a token of this server');
-  return { token, root: true, ws: null, perm: 'admin', client: 'root' };
+  // the Cluster page is shown in cluster mode only
+  const cluster = await api('GET', '/v1/cluster', undefined, token).then((c) => c.cluster === true, () => false);
+  return { token, root: true, ws: null, perm: 'admin', client: 'root', cluster };
 }
 
 function signOut() {
@@ -116,8 +119,9 @@ function closeSocket() {
 function header() {
   clear(nav);
   if (!me) { who.textContent = ''; return; }
-  if (me.root) nav.append(h('a', { href: '#/workspaces' }, 'Workspaces'));
+  if (me.root) nav.append(h('a', { href: '#/workspaces' }, 'Workspaces'), h('a', { href: '#/audit', id: 'nav-audit' }, 'Audit'));
   else nav.append(h('a', { href: `#/w/${me.ws}` }, me.ws));
+  if (me.root && me.cluster) nav.append(h('a', { href: '#/cluster', id: 'nav-cluster' }, 'Cluster'));
   nav.append(h('a', { href: '#/metrics' }, 'Metrics'));
   who.textContent = '';
   who.append(
@@ -141,8 +145,14 @@ async function route() {
   const [top, ws, kind, name] = parts;
   try {
     if (top === 'metrics') { leaving.push(metricsView(main)); return; }
+    const ctx = { api, me, socketFor, allowed, leaving };
+    if (top === 'cluster' && me.root) { closeSocket(); await clusterView(ctx, main); return; }
+    if (top === 'audit' && me.root) { closeSocket(); await auditView(ctx, main, null); return; }
     if (top === 'w' && ws) {
-      if (kind === 'log' && name) await logView(ws, name);
+      if (kind === 'tokens') await tokensView(ctx, main, ws);
+      else if (kind === 'audit') await auditView(ctx, main, ws);
+      else if (kind === 'files') await artifactsView(ctx, main, ws, name ?? '');
+      else if (kind === 'log' && name) await logView(ws, name);
       else if (kind === 'doc' && name) await docView(ws, name);
       else await workspaceView(ws);
       return;
@@ -256,6 +266,7 @@ async function workspaceView(ws) {
   const state = h('span', { id: 'sock-state', class: 'pill' }, 'connecting');
   main.append(h('div', { class: 'crumbs' }, me.root ? h('a', { href: '#/workspaces' }, 'Workspaces') : '', me.root ? ' / ' : '', ws), title, state);
   const client = await socketFor(ws);
+  main.append(wsTabs({ allowed }, ws, ''));
   state.textContent = 'connected';
   const grid = h('div', { class: 'grid' });
   main.append(grid);

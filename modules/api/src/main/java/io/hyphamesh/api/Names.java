@@ -8,6 +8,18 @@ package io.hyphamesh.api;
 public final class Names {
     /** The longest name accepted. */
     public static final int MAX_LENGTH = 128;
+    /**
+     * The Log of a workspace that holds its audit trail (every change made through the control
+     * plane). It starts with {@code _}, which no client name may: clients can neither address it
+     * over the socket nor delete it; admins read it with {@code GET /v1/workspaces/{ws}/audit}.
+     */
+    public static final String AUDIT_LOG = "_audit";
+    /**
+     * The workspace that holds the root audit Log (actions of the root token on no one workspace:
+     * workspace create and delete, backups). No workspace name may take it (it starts with
+     * {@code _}); it is in no catalog, no token names it, nothing connects to it.
+     */
+    public static final String ROOT_AUDIT_WORKSPACE = "_root";
 
     private Names() {
     }

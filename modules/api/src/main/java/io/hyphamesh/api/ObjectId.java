@@ -12,14 +12,33 @@ package io.hyphamesh.api;
 public record ObjectId(String workspace, ObjectKind kind, String name) {
 
     public ObjectId {
-        Names.checkWorkspace(workspace);
+        // the audit trail's reserved names ({@link Names#AUDIT_LOG}) are ids the server makes;
+        // parseTarget refuses them, so no client reaches them
+        if (!Names.ROOT_AUDIT_WORKSPACE.equals(workspace)) {
+            Names.checkWorkspace(workspace);
+        }
         if (kind == ObjectKind.WORKSPACE) {
             if (!name.isEmpty()) {
                 throw HyphaException.badRequest("the workspace object has no name");
             }
-        } else {
+        } else if (!(kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name))) {
             Names.checkObject(name);
         }
+    }
+
+    /** The audit Log of a workspace ({@link Names#AUDIT_LOG}). */
+    public static ObjectId audit(String workspace) {
+        return new ObjectId(workspace, ObjectKind.LOG, Names.AUDIT_LOG);
+    }
+
+    /** The root audit Log. */
+    public static ObjectId rootAudit() {
+        return new ObjectId(Names.ROOT_AUDIT_WORKSPACE, ObjectKind.LOG, Names.AUDIT_LOG);
+    }
+
+    /** True for the audit Logs, which only the server writes. */
+    public boolean isAudit() {
+        return kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name);
     }
 
     public static ObjectId workspace(String workspace) {
@@ -53,7 +72,12 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
                 .filter(k -> k != ObjectKind.WORKSPACE)
                 .orElseThrow(() -> HyphaException.badRequest("unknown object kind in target '"
                         + Names.printable(target) + "'"));
-        return new ObjectId(workspace, kind, target.substring(colon + 1));
+        String name = target.substring(colon + 1);
+        if (kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name)) {
+            throw HyphaException.badRequest("'log:" + Names.AUDIT_LOG + "' is the server's audit trail: no client"
+                    + " reads or writes it over the socket (admins read it with GET /v1/workspaces/{ws}/audit)");
+        }
+        return new ObjectId(workspace, kind, name);
     }
 
     /** The wire target of this object: {@code ws}, {@code log:<name>}, {@code doc:<name>}. */

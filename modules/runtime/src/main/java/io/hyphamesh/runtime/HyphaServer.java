@@ -152,9 +152,12 @@ public final class HyphaServer implements AutoCloseable {
         Transport transport = new Transport(host, control, config, metrics);
         undo.push(transport);
         cluster.ifPresent(c -> c.holdUntilJoined(host, transport));
-        ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"));
+        io.hyphamesh.runtime.control.Audit audit = new io.hyphamesh.runtime.control.Audit(host);
+        transport.audit(audit);
+        ArtifactRoutes artifactRoutes = new ArtifactRoutes(control, metrics, config.longValue("http.max-body-bytes"))
+                .audit(audit);
         WebServer web = webServer(config, routing(config, dataDir, storage, metrics, control, host, transport,
-                artifactRoutes, cluster, webPort), transport);
+                artifactRoutes, cluster, webPort, audit), transport);
         host.start();
         undo.push(host::close);
         long tWired = System.nanoTime();
@@ -278,7 +281,7 @@ public final class HyphaServer implements AutoCloseable {
     private static HttpRouting.Builder routing(HyphaConfig config, Path dataDir, Storage storage, Metrics metrics,
                                                ControlPlane control, ObjectHost host, Transport transport,
                                                ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
-                                               int[] webPort) {
+                                               int[] webPort, io.hyphamesh.runtime.control.Audit audit) {
         HttpRouting.Builder routing = HttpRouting.builder()
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
                         io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
@@ -295,7 +298,7 @@ public final class HyphaServer implements AutoCloseable {
                         () -> cluster.flatMap(ClusterWiring::advertised).orElse(URI.create(publicUrl(config, webPort)))))
                 .register(new ControlRoutes(control, host, config.longValue("http.max-body-bytes"),
                         artifactRoutes::deleteWorkspace, config.intValue("objects.list-limit"))
-                        .backups(target -> Backup.run(storage, dataDir, target)))
+                        .backups(target -> Backup.run(storage, dataDir, target)).audit(audit))
                 .register(artifactRoutes)
                 .get("/v1/workspaces/{ws}/connect", transport::refusedUpgrade)
                 .error(Throwable.class, (req, res, t) -> HttpSupport.handleThrowable(res, t));

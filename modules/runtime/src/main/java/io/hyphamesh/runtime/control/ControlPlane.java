@@ -348,7 +348,16 @@ public final class ControlPlane {
         // the workspace object itself (kind 0, name "") is not listed: start after it
         int kind = after.map(a -> a.kind().ordinal()).orElse(ObjectKind.WORKSPACE.ordinal());
         String name = after.map(ObjectId::name).orElse("");
-        return storage.listObjects(workspace, kind, name, limit);
+        // one more than asked: the audit trail (one Log, read with GET /audit) is not listed
+        List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
+                limit == Integer.MAX_VALUE ? limit : limit + 1);
+        List<ObjectRow> out = new ArrayList<>(Math.min(rows.size(), limit));
+        for (ObjectRow r : rows) {
+            if (!r.objectId().isAudit() && out.size() < limit) {
+                out.add(r);
+            }
+        }
+        return out;
     }
 
     /** A catalog write (no partition: any server of a cluster may make it). */

@@ -199,6 +199,7 @@ public final class ArtifactRoutes implements HttpService {
         if (!store().delete(ws, path)) {
             throw HyphaException.notFound("no artifact '" + Names.printable(path) + "'");
         }
+        audit(req, ws, "artifact.delete", path);
         res.status(Status.NO_CONTENT_204).send();
     }
 
@@ -297,7 +298,9 @@ public final class ArtifactRoutes implements HttpService {
 
     private void abort(ServerRequest req, ServerResponse res) {
         String ws = authorize(req, Permission.READ_WRITE);
-        store().abort(ws, req.path().pathParameters().get("id"));
+        String id = req.path().pathParameters().get("id");
+        store().abort(ws, id);
+        audit(req, ws, "upload.abort", id);
         res.status(Status.NO_CONTENT_204).send();
     }
 
@@ -370,6 +373,21 @@ public final class ArtifactRoutes implements HttpService {
             throw new HyphaException(ErrorCode.UNAVAILABLE, "the artifact store is not open yet");
         }
         return s;
+    }
+
+    private io.hyphamesh.runtime.control.Audit audit;
+
+    /** Sets where deletions are recorded. */
+    public ArtifactRoutes audit(io.hyphamesh.runtime.control.Audit a) {
+        this.audit = a;
+        return this;
+    }
+
+    private void audit(ServerRequest req, String ws, String action, String target) {
+        if (audit != null) {
+            audit.record(new io.hyphamesh.runtime.control.Audit.Entry(ws, action, target,
+                    HttpSupport.principal(req, control), HttpSupport.remote(req), "http", null));
+        }
     }
 
     /** Authenticates, checks the tier for the workspace of the URL, then that it exists; answers the workspace. */

@@ -53,6 +53,7 @@ public final class ClusterRoutes implements HttpService {
         if (cluster.isPresent()) {
             // routes that touch a workspace's objects run where the workspace is served
             rules.get("/v1/workspaces/{ws}/objects", this::toOwner)
+                    .get("/v1/workspaces/{ws}/audit", this::toOwner)
                     .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::toOwner)
                     .delete("/v1/workspaces/{ws}", this::toOwner);
         }

@@ -11,6 +11,7 @@ import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
@@ -18,6 +19,7 @@ import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.auth.TokenService;
+import io.hyphamesh.runtime.control.Audit;
 import io.hyphamesh.runtime.control.ControlPlane;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.storage.ObjectRow;
@@ -58,6 +60,20 @@ public final class ControlRoutes implements HttpService {
         return this;
     }
 
+    private Audit audit;
+
+    /** Sets where changes are recorded ({@code null}: nowhere, as in tests of the routes alone). */
+    public ControlRoutes audit(Audit a) {
+        this.audit = a;
+        return this;
+    }
+
+    private void audit(ServerRequest req, Principal p, String ws, String action, String target, String params) {
+        if (audit != null) {
+            audit.record(new Audit.Entry(ws, action, target, p, HttpSupport.remote(req), "http", params));
+        }
+    }
+
     /** Deletes a workspace's blobs when it is deleted. */
     @FunctionalInterface
     public interface BlobCleaner {
@@ -86,6 +102,8 @@ public final class ControlRoutes implements HttpService {
                 .post("/v1/workspaces/{ws}/tokens", this::mint)
                 .get("/v1/workspaces/{ws}/tokens", this::tokens)
                 .delete("/v1/workspaces/{ws}/tokens/{id}", this::revoke)
+                .get("/v1/audit", this::rootAudit)
+                .get("/v1/workspaces/{ws}/audit", this::workspaceAudit)
                 .get("/v1/workspaces/{ws}/objects", this::objects)
                 .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::deleteObject);
     }
@@ -99,6 +117,7 @@ public final class ControlRoutes implements HttpService {
         JsonObject body = HttpSupport.jsonBody(req, maxBody);
         JsonText.onlyFields(body, CREATE_FIELDS, "workspace");
         WorkspaceRow row = control.create(p, JsonText.string(body, "name"));
+        audit(req, p, null, "workspace.create", row.name(), null);
         HttpSupport.json(res, Status.CREATED_201, workspaceJson(row).build().toString());
     }
 
@@ -118,6 +137,7 @@ public final class ControlRoutes implements HttpService {
         }
         long start = System.nanoTime();
         int shards = backups.backup(target);
+        audit(req, p, null, "backup", null, JsonOut.object(128).str("path", target.toString()).num("shards", shards).end());
         HttpSupport.json(res, Status.CREATED_201, JsonText.json().createObjectBuilder()
                 .add("path", target.toString())
                 .add("shards", shards)
@@ -145,6 +165,8 @@ public final class ControlRoutes implements HttpService {
         Principal p = HttpSupport.principal(req, control);
         String ws = ws(req);
         control.delete(p, ws, () -> blobs.deleteWorkspace(ws));
+        // the workspace's own trail went with it: the root trail keeps the deletion
+        audit(req, p, null, "workspace.delete", ws, null);
         res.status(Status.NO_CONTENT_204).send();
     }
 
@@ -161,6 +183,9 @@ public final class ControlRoutes implements HttpService {
                 : Optional.empty();
         String client = JsonText.string(body, "client_id", p.root() ? "client" : p.clientId());
         TokenService.Minted m = control.mint(p, ws, perm, ttl, client);
+        // the token's id, never its text
+        audit(req, p, ws, "token.mint", m.id(), JsonOut.object(160).str("permission", perm.wire())
+                .str("client_id", client).str("expires_at", m.expiresAt().toString()).end());
         String json = JsonText.json().createObjectBuilder()
                 .add("token", m.token())
                 .add("id", m.id())
@@ -191,7 +216,9 @@ public final class ControlRoutes implements HttpService {
     private void revoke(ServerRequest req, ServerResponse res) {
         Principal p = HttpSupport.principal(req, control);
         String id = req.path().pathParameters().get("id");
-        control.revoke(p, ws(req), id);
+        String ws = ws(req);
+        control.revoke(p, ws, id);
+        audit(req, p, ws, "token.revoke", id, null);
         res.status(Status.NO_CONTENT_204).send();
     }
 
@@ -243,11 +270,68 @@ public final class ControlRoutes implements HttpService {
         ObjectKind k = ObjectKind.ofPrefix(kind).filter(x -> x != ObjectKind.WORKSPACE)
                 .orElseThrow(() -> HyphaException.badRequest("kind must be 'log' or 'doc'"));
         ObjectId id = new ObjectId(ws, k, req.path().pathParameters().get("name"));
+        if (id.isAudit()) {
+            throw HyphaException.forbidden("the audit trail cannot be deleted (it goes with its workspace)");
+        }
         boolean existed = host.delete(id);
         if (!existed) {
             throw HyphaException.notFound(id.target() + " does not exist");
         }
+        audit(req, p, ws, "object.delete", id.target(), null);
         res.status(Status.NO_CONTENT_204).send();
+    }
+
+    private void rootAudit(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        if (!p.root()) {
+            throw HyphaException.forbidden("only the root token reads the root audit trail");
+        }
+        auditPage(req, res, null);
+    }
+
+    private void workspaceAudit(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        p.require(ws, Permission.ADMIN);
+        control.requireExists(ws);
+        auditPage(req, res, ws);
+    }
+
+    /** {@code ?from=seq} (oldest first, default the first), or {@code ?before=seq} (newest first); {@code limit} 1..1000. */
+    private void auditPage(ServerRequest req, ServerResponse res, String ws) {
+        if (audit == null) {
+            throw new HyphaException(io.hyphamesh.api.ErrorCode.UNAVAILABLE, "the audit trail is not available");
+        }
+        Optional<Long> from = seqParam(req, "from");
+        Optional<Long> before = seqParam(req, "before");
+        if (from.isPresent() && before.isPresent()) {
+            throw HyphaException.badRequest("give 'from' or 'before', not both");
+        }
+        int limit = 100;
+        Optional<Long> l = seqParam(req, "limit");
+        if (l.isPresent()) {
+            if (l.get() < 1 || l.get() > 1000) {
+                throw HyphaException.badRequest("limit must be 1..1000");
+            }
+            limit = l.get().intValue();
+        }
+        HttpSupport.json(res, Status.OK_200, audit.read(ws, from, before, limit));
+    }
+
+    private static Optional<Long> seqParam(ServerRequest req, String name) {
+        Optional<String> v = req.query().first(name).asOptional();
+        if (v.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            long n = Long.parseLong(v.get());
+            if (n < 0) {
+                throw HyphaException.badRequest(name + " must be a number >= 0");
+            }
+            return Optional.of(n);
+        } catch (NumberFormatException e) {
+            throw HyphaException.badRequest(name + " must be a number");
+        }
     }
 
     private static String ws(ServerRequest req) {

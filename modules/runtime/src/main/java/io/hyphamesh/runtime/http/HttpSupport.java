@@ -60,6 +60,15 @@ public final class HttpSupport {
         return control.authenticate(token);
     }
 
+    /** Where a request came from, {@code host:port} of the peer (the audit trail's "from"). */
+    public static String remote(ServerRequest req) {
+        try {
+            return req.remotePeer().host() + ":" + req.remotePeer().port();
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /**
      * Reads a JSON object body of at most {@code maxBytes}, nested at most {@link #MAX_BODY_DEPTH}
      * deep. Depth is checked on the text before any parser sees it, so a hostile body costs one scan.

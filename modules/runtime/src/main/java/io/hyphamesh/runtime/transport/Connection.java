@@ -157,6 +157,16 @@ final class Connection implements Session {
         return principal;
     }
 
+    /** The peer's {@code host:port} (the audit trail's "from"), or null when not known. */
+    String remote() {
+        try {
+            var peer = ws.socketContext().remotePeer();
+            return peer.host() + ":" + peer.port();
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /** Requests of this socket whose answer is not queued yet (a drain waits for 0). */
     int unanswered() {
         return unanswered.get();

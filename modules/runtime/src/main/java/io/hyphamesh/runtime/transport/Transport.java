@@ -362,10 +362,32 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         host.dispatch(r);
     }
 
+    private volatile io.hyphamesh.runtime.control.Audit audit;
+
+    /** Sets where the socket's control changes (truncate, configure, delete) are recorded. */
+    public void audit(io.hyphamesh.runtime.control.Audit a) {
+        this.audit = a;
+    }
+
     /** Records the latency of an answered request, labelled by its operation (a bounded set). */
     void answered(Request r, boolean ok) {
         // filled for every operation at construction, read-only since: safe from any thread
         opLatency.get(r.op()).recordSince(r.startNanos());
+        io.hyphamesh.runtime.control.Audit a = audit;
+        if (ok && a != null && r.session() instanceof Connection c) {
+            String params = switch (r.op()) {
+                case TRUNCATE -> "{\"before\":" + r.frame().raw("before") + "}";
+                case CONFIGURE -> "{\"retention\":" + r.frame().raw("retention") + "}";
+                case LOG_DELETE, DOC_DELETE -> null;
+                default -> "";
+            };
+            if (!"".equals(params)) {
+                // on a committer's or object's thread: never wait here
+                a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(),
+                        r.op() == Op.TRUNCATE ? "log.truncate" : r.op() == Op.CONFIGURE ? "log.configure"
+                                : "object.delete", r.target().target(), c.principal(), c.remote(), "socket", params));
+            }
+        }
     }
 
     /** Closes a socket's TCP connection after {@code millis}, off the caller's thread. */
