@@ -22,6 +22,7 @@ import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.host.ObjectHost;
+import io.hyphamesh.storage.CommitLeader;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
 
@@ -100,8 +101,11 @@ public final class Audit {
      * already made.
      */
     public void record(Entry e) {
+        CompletableFuture<String> f = recordAsync(e);
+        // a socket's reader leads its own commits: it must do so before it waits for one
+        CommitLeader.leadOwed();
         try {
-            recordAsync(e).get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            f.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException ex) {
             // counted by recordAsync when it fails; a timeout is counted here
             if (ex instanceof TimeoutException) {
