@@ -531,6 +531,17 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 c.close(Connection.CLOSE_RESTART, RESTART_REASON, false);
             }
         }
+        // each socket's writer sends its close frame, then unregisters it: wait (a bounded while) for
+        // them, so the listener's stop does not cut a close frame off (a client would see 1006, not 1012)
+        long closeDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        while (!connections.isEmpty() && System.nanoTime() < closeDeadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         return unfinished;
     }
 

@@ -68,6 +68,11 @@ final class WsSocket implements ServerConnection, WsSession {
     private final AtomicBoolean closeSent = new AtomicBoolean();
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile long lastReadNanos = System.nanoTime();
+    private volatile Thread readerThread;
+    /** Guards {@link #leading} against {@link #close}'s interrupt. */
+    private final Object leadLock = new Object();
+    /** The reader is leading a commit (see {@link CommitLeader}): not to be interrupted. */
+    private boolean leading;
     private volatile boolean canRun = true;
     private boolean sendContinues;
 
@@ -108,12 +113,13 @@ final class WsSocket implements ServerConnection, WsSession {
         // the requests read here run here, and their commits are led from here once the socket has
         // nothing more buffered (pipelined requests still commit together): see CommitLeader
         CommitLeader commits = CommitLeader.enter();
+        readerThread = Thread.currentThread();
         try {
             listener.onOpen(this);
             while (canRun && readFrame()) {
                 lastReadNanos = System.nanoTime();
-                if (reader.available() == 0) {
-                    commits.lead();
+                if (reader.available() == 0 && commits.owes()) {
+                    lead(commits);
                 }
             }
             end(CLOSE_NORMAL, "closed");
@@ -127,11 +133,28 @@ final class WsSocket implements ServerConnection, WsSession {
             LOG.log(Level.FINEST, "socket read ended", e);
             end(CLOSE_ABNORMAL, "connection dropped");
         } finally {
+            synchronized (leadLock) {
+                leading = true;
+            }
             commits.exit();
             end(CLOSE_ABNORMAL, "connection dropped");
         }
         // Helidon closes the TCP connection quietly on this exception
         throw new CloseConnectionException("WebSocket ended");
+    }
+
+    /** Leads the commits of what this reader submitted, shielded from {@link #close}'s interrupt. */
+    private void lead(CommitLeader commits) {
+        synchronized (leadLock) {
+            leading = true;
+        }
+        try {
+            commits.lead();
+        } finally {
+            synchronized (leadLock) {
+                leading = false;
+            }
+        }
     }
 
     /** Reads and handles one frame; false when the close handshake ended the socket. */
@@ -541,12 +564,14 @@ final class WsSocket implements ServerConnection, WsSession {
     @Override
     public void close(boolean interrupt) {
         canRun = false;
-        // the reader is blocked in a socket read, or leading a commit: closing the socket ends the
-        // read (an interrupt would also close the journal's file channel under a commit it leads)
-        try {
-            ctx.serverSocket().close();
-        } catch (RuntimeException e) {
-            LOG.log(Level.FINEST, "socket close failed", e);
+        synchronized (leadLock) {
+            Thread t = readerThread;
+            if (t != null && !leading) {
+                // the reader is blocked in a socket read: interrupting it ends the loop. Not while it
+                // leads a commit (an interrupt would close the journal's file channel under it): it
+                // sees canRun false once the commit is done and leaves the loop then
+                t.interrupt();
+            }
         }
     }
 }
