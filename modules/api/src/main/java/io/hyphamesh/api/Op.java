@@ -75,13 +75,18 @@ public enum Op {
     /** The value and version. */
     GET(ObjectKind.DOC, "get", Permission.READ, Resend.SAFE),
     /** Replaces the value. */
-    PUT(ObjectKind.DOC, "put", Permission.READ_WRITE, Resend.NEVER, "value"),
+    PUT(ObjectKind.DOC, "put", Permission.READ_WRITE, Resend.NEVER, "value", "ttl_ms"),
     /** Replaces the value if the version matches. */
-    CAS(ObjectKind.DOC, "cas", Permission.READ_WRITE, Resend.NEVER, "version", "value"),
+    CAS(ObjectKind.DOC, "cas", Permission.READ_WRITE, Resend.NEVER, "version", "value", "ttl_ms"),
     /** Adds to a number, never below an optional floor. */
     INCR(ObjectKind.DOC, "incr", Permission.READ_WRITE, Resend.NEVER, "path", "delta", "floor"),
     /** Sets the value at a JSON Pointer. */
-    PATCH(ObjectKind.DOC, "patch", Permission.READ_WRITE, Resend.NEVER, "path", "value"),
+    PATCH(ObjectKind.DOC, "patch", Permission.READ_WRITE, Resend.NEVER, "path", "value", "ttl_ms"),
+    /**
+     * Sets (or with {@code ttl_ms} 0 removes) the expiry of an existing Doc, counted from now.
+     * Safe to resend: a repeat sets the deadline again from its own arrival.
+     */
+    TOUCH(ObjectKind.DOC, "touch", Permission.READ_WRITE, Resend.SAFE, "ttl_ms"),
     /** Subscribes to changes, with a snapshot. */
     DOC_SUBSCRIBE(ObjectKind.DOC, "subscribe", Permission.READ, Resend.SAFE),
     /** Ends a Doc subscription. */

@@ -352,8 +352,11 @@ public final class ControlPlane {
         List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
                 limit == Integer.MAX_VALUE ? limit : limit + 1);
         List<ObjectRow> out = new ArrayList<>(Math.min(rows.size(), limit));
+        long now = System.currentTimeMillis();
         for (ObjectRow r : rows) {
-            if (!r.objectId().isAudit() && out.size() < limit) {
+            // a Doc past its expiry is gone, even while its row waits for the timer's delete
+            boolean expired = r.objectId().kind() == ObjectKind.DOC && r.alarmAt().isPresent() && r.alarmAt().get() <= now;
+            if (!r.objectId().isAudit() && !expired && out.size() < limit) {
                 out.add(r);
             }
         }

@@ -24,7 +24,7 @@ public final class ObjectFactory {
     }
 
     /** A Doc's limits. */
-    record DocSettings(int maxBytes, Metrics.Counter ops) {
+    record DocSettings(int maxBytes, Metrics.Counter ops, Metrics.Counter expired) {
     }
 
     /** RPC and presence settings of the workspace object. */
@@ -49,7 +49,8 @@ public final class ObjectFactory {
         LogSettings log = new LogSettings(config.intValue("log.max-entry-bytes"), config.intValue("log.max-batch"),
                 config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
                 config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
-        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS));
+        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS),
+                metrics.counter(Metric.DOC_EXPIRED));
         if (config.duration("rpc.provider-grace").isNegative()) {
             throw new IllegalArgumentException("rpc.provider-grace must not be negative: '"
                     + config.string("rpc.provider-grace") + "' (0s turns the grace off)");
