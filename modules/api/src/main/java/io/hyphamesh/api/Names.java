@@ -20,6 +20,12 @@ public final class Names {
      * {@code _}); it is in no catalog, no token names it, nothing connects to it.
      */
     public static final String ROOT_AUDIT_WORKSPACE = "_root";
+    /**
+     * The prefix of the Docs that hold schedules ({@code doc:_sched.<name>}, one object each, riding
+     * on its persisted alarm). It starts with {@code _}: no client can address or delete them; they
+     * are managed with the workspace's {@code schedule}, {@code unschedule} and {@code schedules}.
+     */
+    public static final String SCHEDULE_PREFIX = "_sched.";
 
     private Names() {
     }

@@ -21,6 +21,9 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
             if (!name.isEmpty()) {
                 throw HyphaException.badRequest("the workspace object has no name");
             }
+        } else if (kind == ObjectKind.DOC && name.startsWith(Names.SCHEDULE_PREFIX)) {
+            // a schedule's object: the server's own name, made only by the server (parseTarget refuses it)
+            Names.checkObject(name.substring(Names.SCHEDULE_PREFIX.length()));
         } else if (!(kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name))) {
             Names.checkObject(name);
         }
@@ -76,6 +79,9 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
         if (kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name)) {
             throw HyphaException.badRequest("'log:" + Names.AUDIT_LOG + "' is the server's audit trail: no client"
                     + " reads or writes it over the socket (admins read it with GET /v1/workspaces/{ws}/audit)");
+        }
+        if (name.startsWith("_")) {
+            Names.checkObject(name);
         }
         return new ObjectId(workspace, kind, name);
     }

@@ -48,6 +48,16 @@ public enum Op {
     WS_UNSUBSCRIBE(ObjectKind.WORKSPACE, "unsubscribe", Permission.READ, Resend.SAFE, "sub"),
     /** Credit for a presence subscription (accepted, not needed). */
     WS_CREDIT(ObjectKind.WORKSPACE, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
+    /**
+     * Creates or replaces a named schedule: an action run {@code at} an instant, {@code every_ms},
+     * or on a {@code cron} in {@code tz}. Safe to resend: a repeat replaces it with the same definition.
+     */
+    SCHEDULE(ObjectKind.WORKSPACE, "schedule", Permission.READ_WRITE, Resend.SAFE, "name", "at", "every_ms", "cron", "tz",
+            "action"),
+    /** Cancels a schedule by name. */
+    UNSCHEDULE(ObjectKind.WORKSPACE, "unschedule", Permission.READ_WRITE, Resend.SAFE, "name"),
+    /** Lists the workspace's schedules, a page in name order. */
+    SCHEDULES(ObjectKind.WORKSPACE, "schedules", Permission.READ, Resend.SAFE, "after", "limit"),
 
     // ---- Logs "log:<name>"
     /** Appends one entry; safe to resend only with a producer and pseq (idempotent). */

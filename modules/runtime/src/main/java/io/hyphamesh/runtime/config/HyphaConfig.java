@@ -102,6 +102,7 @@ public final class HyphaConfig {
             new Setting("log.cache-bytes", "", "bytes the recent-entry caches of all live Logs may hold together (an entry counts its body's UTF-8 length plus 72); one Log holds at most a quarter; default an eighth of the maximum heap"),
             new Setting("log.max-credit", "10000", "most unacknowledged entries a subscription may be granted"),
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
+            new Setting("schedule.max-per-workspace", "10000", "most schedules a workspace may hold (schedule answers 'limit' beyond)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
             new Setting("tokens.clock-leeway", "0s", "a token is refused from its expires_at plus this on, on every path (0s to 60s; for servers whose clocks differ)"),

@@ -11,6 +11,7 @@ public enum Metric {
     LOG_APPENDS("log_appends", "Log entries appended (acknowledged)"),
     LOG_READS("log_reads", "Log read requests"),
     DOC_OPS("doc_ops", "Doc operations answered"),
+    SCHEDULE_FIRES("schedule_fires", "occurrences of schedules fired (recorded, the action answered or failed)"),
     DOC_EXPIRED("doc_expired", "Docs removed because their expiry (ttl_ms) passed"),
     WS_CONNECTS("ws_connects", "WebSocket connections accepted"),
     WS_SLOW_CONSUMER_CLOSES("ws_slow_consumer_closes", "sockets closed as slow consumers"),
