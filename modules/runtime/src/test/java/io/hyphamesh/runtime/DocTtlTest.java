@@ -209,4 +209,24 @@ class DocTtlTest {
             own.close();
         }
     }
+
+    /** Log retention by age ({@code max_age_seconds}): entries older than the age are truncated by the Log's alarm. */
+    @Test
+    void logRetentionByAgeDropsEntriesOlderThanTheAge() {
+        String ws = server.newWorkspace();
+        try (HyphaClient c = server.client(ws, "read_write", "ttl")) {
+            c.log("recent").retention(0, Duration.ofSeconds(1), T);
+            for (int i = 0; i < 3; i++) {
+                c.log("recent").append(Json.createValue(i), T);
+            }
+            assertEquals(3, c.log("recent").info(T).entries());
+            // the sweep runs every second; entries older than 1 s go within about 2 s
+            Awaitility.await("old entries truncated").atMost(Duration.ofSeconds(10))
+                    .until(() -> c.log("recent").info(T).entries() == 0);
+            long seq = c.log("recent").append(Json.createValue("new"), T);
+            assertEquals(4, seq, "sequences go on after the truncation");
+            assertEquals(List.of(4L), c.log("recent").read(1, 100, T).entries().stream()
+                    .map(io.hyphamesh.client.LogRecord::seq).toList(), "a young entry stays");
+        }
+    }
 }
