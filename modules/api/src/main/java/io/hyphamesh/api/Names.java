@@ -20,6 +20,11 @@ public final class Names {
      * {@code _}); it is in no catalog, no token names it, nothing connects to it.
      */
     public static final String ROOT_AUDIT_WORKSPACE = "_root";
+    /**
+     * Docs named this prefix and a batch's idempotency key hold that key's record (the server writes
+     * them in the batch's own commit). The {@code _} keeps every client name from reaching them.
+     */
+    public static final String BATCH_KEY_PREFIX = "_batch.";
 
     private Names() {
     }

@@ -48,6 +48,11 @@ public enum Op {
     WS_UNSUBSCRIBE(ObjectKind.WORKSPACE, "unsubscribe", Permission.READ, Resend.SAFE, "sub"),
     /** Credit for a presence subscription (accepted, not needed). */
     WS_CREDIT(ObjectKind.WORKSPACE, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
+    /**
+     * Writes to several Logs and Docs of the workspace all or nothing, in one commit. Safe to resend
+     * only with a {@code key}: the server then answers a repeat with the first outcome.
+     */
+    BATCH(ObjectKind.WORKSPACE, "batch", Permission.READ_WRITE, Resend.WITH_PRODUCER, "ops", "key"),
 
     // ---- Logs "log:<name>"
     /** Appends one entry; safe to resend only with a producer and pseq (idempotent). */

@@ -240,6 +240,15 @@ public final class HyphaServer implements AutoCloseable {
         return early;
     }
 
+    private static boolean placeByWorkspace(String placement) {
+        return switch (placement) {
+            case "workspace" -> true;
+            case "object" -> false;
+            default -> throw new IllegalArgumentException("storage.placement must be 'workspace' or 'object', got '"
+                    + placement + "'");
+        };
+    }
+
     private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
         StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
@@ -249,6 +258,7 @@ public final class HyphaServer implements AutoCloseable {
                 .durable(config.bool("storage.durable"))
                 .docJournal(config.bool("storage.doc-journal"))
                 .logJournal(config.bool("storage.log-journal"))
+                .placeByWorkspace(placeByWorkspace(config.string("storage.placement")))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
                 .url(config.string("storage.url"))
                 .user(config.string("storage.user"))

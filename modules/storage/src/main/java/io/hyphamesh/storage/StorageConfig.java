@@ -27,6 +27,7 @@ public final class StorageConfig {
     private final boolean durable;
     private final boolean docJournal;
     private final boolean logJournal;
+    private final boolean placeByWorkspace;
     private final long journalCheckpointMillis;
     private final Optional<String> url;
     private final Optional<String> user;
@@ -68,6 +69,7 @@ public final class StorageConfig {
         this.durable = b.durable;
         this.docJournal = b.docJournal;
         this.logJournal = b.logJournal;
+        this.placeByWorkspace = b.placeByWorkspace;
         this.journalCheckpointMillis = b.journalCheckpointMillis;
         this.url = b.url;
         this.user = b.user;
@@ -142,6 +144,16 @@ public final class StorageConfig {
      */
     public boolean logJournal() {
         return logJournal;
+    }
+
+    /**
+     * Derby, for a data directory made now: a workspace's objects share one shard (true), so a
+     * batch across them commits as one; else objects are spread by their whole id. An existing
+     * directory keeps the placement it was made with ({@code db/placement}). PostgreSQL ignores it
+     * (a partition is always the workspace's).
+     */
+    public boolean placeByWorkspace() {
+        return placeByWorkspace;
     }
 
     /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
@@ -222,6 +234,7 @@ public final class StorageConfig {
         private boolean durable = true;
         private boolean docJournal = true;
         private boolean logJournal = true;
+        private boolean placeByWorkspace = true;
         private long journalCheckpointMillis = 1000;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
@@ -288,6 +301,12 @@ public final class StorageConfig {
         /** See {@link StorageConfig#docJournal()}; default true. */
         public Builder docJournal(boolean on) {
             this.docJournal = on;
+            return this;
+        }
+
+        /** See {@link StorageConfig#placeByWorkspace()}; default true. */
+        public Builder placeByWorkspace(boolean on) {
+            this.placeByWorkspace = on;
             return this;
         }
 
