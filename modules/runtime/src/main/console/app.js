@@ -34,16 +34,54 @@ function claims(token) {
   }
 }
 
-async function api(method, path, body, token = me?.token) {
+/**
+ * Where each workspace is served: '' for this server, else the origin of the cluster's server that
+ * serves it (cluster mode: another server answers its routes with 307, which a page cannot follow
+ * with its token, so the console asks `locate` and calls that server itself; the servers of a
+ * cluster allow each other's pages, docs/DECISIONS.md).
+ */
+const owners = new Map();
+
+async function baseOf(ws, token = me?.token) {
+  if (owners.has(ws)) return owners.get(ws);
+  let base = '';
+  const probe = await fetch(`/v1/workspaces/${encodeURIComponent(ws)}/objects?limit=1`, { redirect: 'manual', headers: { Authorization: `Bearer ${token}` } })
+    .catch((e) => { throw new HyphaError('unavailable', `the server is not reachable (${e.message})`); });
+  if (probe.type === 'opaqueredirect') {
+    const where = await api('GET', `/v1/workspaces/${encodeURIComponent(ws)}/locate`, undefined, token, '');
+    base = new URL(where.url).origin;
+    if (base === location.origin) base = '';
+  }
+  owners.set(ws, base);
+  return base;
+}
+
+/** The server of the root audit trail (the reserved workspace _root's partition) in cluster mode. */
+async function rootTrailBase() {
+  const c = await api('GET', '/v1/cluster', undefined, me.token, '');
+  const url = c.partitions.find((p) => p.partition === c.root_partition)?.url;
+  const base = url ? new URL(url).origin : '';
+  return base === location.origin ? '' : base;
+}
+
+async function api(method, path, body, token = me?.token, base) {
+  // a workspace's own routes (not /v1/workspaces/{ws} itself) go to the server that serves it
+  const m = /^\/v1\/workspaces\/([^/?]+)\/(?!locate)/.exec(path);
+  if (base === undefined) base = m ? await baseOf(decodeURIComponent(m[1]), token) : path.startsWith('/v1/audit') && me?.cluster ? await rootTrailBase() : '';
   let res;
   try {
-    res = await fetch(path, {
-      method,
+    res = await fetch(base + path, {
+      method, redirect: 'manual',
       headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
     throw new HyphaError('unavailable', `the server is not reachable (${e.message})`);
+  }
+  if (res.type === 'opaqueredirect') {
+    // the workspace moved to another server meanwhile: find it again, once
+    if (m && owners.has(decodeURIComponent(m[1]))) { owners.delete(decodeURIComponent(m[1])); return api(method, path, body, token); }
+    throw new HyphaError('unavailable', 'the server sent this request elsewhere; retry');
   }
   if (res.status === 204) return null;
   const text = await res.text();
@@ -88,7 +126,7 @@ async function connectTo(ws) {
   closeSocket();
   const entry = { ws, client: null };
   sock = entry;
-  entry.promise = HyphaClient.connect(`${location.origin}/v1/workspaces/${encodeURIComponent(ws)}`,
+  entry.promise = HyphaClient.connect(`${(await baseOf(ws)) || location.origin}/v1/workspaces/${encodeURIComponent(ws)}`,
     // audit=writes: the server records the console's appends and Doc writes in the audit trail
     { token: me.token, auditWrites: true });
   try {
