@@ -154,6 +154,19 @@ try {
     }
     await page.goto(`${A}/console#/audit`);
     await page.waitForSelector(`#audit tr[data-action="workspace.create"]`, WAIT);
+    // and from the console of a server that does not serve _root: the page reads it where it is
+    const other = urls.find((u) => u !== trail);
+    const octx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const op = await octx.newPage();
+    op.on('pageerror', (e) => errors.push(e.message));
+    await op.goto(`${other}/console#/audit`);
+    await op.waitForSelector('#sign-in #token', WAIT);
+    await op.fill('#token', token);
+    await op.click('#sign-in button[type=submit]');
+    await op.waitForSelector(`#audit tr[data-action="workspace.create"][data-target="${made[0]}"]`, WAIT);
+    check(true, `the root trail read from the console of ${other}`);
+    await op.screenshot({ path: path.join(shots, '6b-root-audit-elsewhere.png'), fullPage: true });
+    await octx.close();
     await page.goto(`${A}/console#/metrics`);
     await page.waitForFunction(() => [...document.querySelectorAll('.now')].filter((e) => e.textContent !== '–').length >= 3, null, WAIT);
     await page.screenshot({ path: path.join(shots, '7-metrics.png'), fullPage: true });
