@@ -117,6 +117,10 @@ try {
       await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
       await page.waitForSelector('#objects tr[data-object="doc:config"]', WAIT);
       await page.screenshot({ path: path.join(shots, `3-workspace-${tag}.png`), fullPage: true });
+      // sorted by size on the cluster's storage (PostgreSQL): the Log (two entries) before the Doc
+      await page.selectOption('#sort', 'size');
+      await page.waitForFunction(() => [...document.querySelectorAll('#objects tbody tr')].map((r) => r.dataset.object).join() === 'log:events,doc:config', null, WAIT);
+      check(true, `${tag}: the objects sorted by size`);
       await page.goto(`${A}/console#/w/${ws}/log/events`);
       await page.waitForSelector('#entries tr[data-seq="2"]', WAIT);
       await page.fill('#append-body', '{"text": "from the console"}');
