@@ -21,6 +21,7 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.storage.GroupCommitter;
 import io.hyphamesh.storage.LogEntry;
 import io.hyphamesh.storage.Migrations;
@@ -450,6 +451,22 @@ final class DerbyStorage implements Storage {
                     && r.objectId().name().compareTo(afterName) > 0)));
         }
         out.sort(Comparator.comparing((ObjectRow r) -> r.objectId().kind()).thenComparing(r -> r.objectId().name()));
+        List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
+        page.replaceAll(this::completeLog);
+        return page;
+    }
+
+    @Override
+    public List<ObjectRow> listObjectsOrdered(String workspace, Comparator<ObjectRow> order,
+                                              java.util.function.Predicate<ObjectRow> after, int limit) {
+        List<ObjectRow> out = new ArrayList<>();
+        for (Shard s : shards) {
+            out.addAll(s.withJournal(() -> s.readCached(false, st -> Queries.listObjects(st, workspace,
+                    ObjectKind.WORKSPACE.ordinal(), "", Integer.MAX_VALUE)),
+                    r -> r.objectId().workspace().equals(workspace) && r.objectId().kind() != ObjectKind.WORKSPACE));
+        }
+        out.removeIf(after.negate());
+        out.sort(order);
         List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
         page.replaceAll(this::completeLog);
         return page;
