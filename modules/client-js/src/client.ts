@@ -35,6 +35,12 @@ export interface ClientOptions {
   WebSocket?: unknown;
   /** The fetch function for artifacts and refused upgrades (default: globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * Ask the server to record this socket's data writes (appends, Doc writes) in the workspace's
+   * audit trail (`audit=writes` on the connect URL; docs/PROTOCOL.md). The operator's console does.
+   * Default false.
+   */
+  auditWrites?: boolean;
 }
 
 /** What a provider's handler sees as `this`: who called, and the time left. */
@@ -458,7 +464,8 @@ export class HyphaClient {
       return;
     }
     if (this.closedForGood) return;
-    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token);
+    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token)
+      + (this.opts.auditWrites ? '&audit=writes' : '');
     let s: WsLike;
     try {
       s = new this.WS(url) as WsLike;

@@ -49,6 +49,11 @@ public enum Op {
     /** Credit for a presence subscription (accepted, not needed). */
     WS_CREDIT(ObjectKind.WORKSPACE, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
     /**
+     * Writes to several Logs and Docs of the workspace all or nothing, in one commit. Safe to resend
+     * only with a {@code key}: the server then answers a repeat with the first outcome.
+     */
+    BATCH(ObjectKind.WORKSPACE, "batch", Permission.READ_WRITE, Resend.WITH_PRODUCER, "ops", "key"),
+    /**
      * Creates or replaces a named schedule: an action run {@code at} an instant, {@code every_ms},
      * or on a {@code cron} in {@code tz}. Safe to resend: a repeat replaces it with the same definition.
      */

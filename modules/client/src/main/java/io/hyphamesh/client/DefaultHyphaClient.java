@@ -593,6 +593,30 @@ final class DefaultHyphaClient implements HyphaClient {
     }
 
     @Override
+    public BatchResult batch(Batch batch, Duration timeout) {
+        return await(batchAsync(batch, timeout));
+    }
+
+    @Override
+    public BatchResult batch(Batch batch) {
+        return batch(batch, defaultTimeout());
+    }
+
+    @Override
+    public CompletableFuture<BatchResult> batchAsync(Batch batch, Duration timeout) {
+        OutFrame f = OutFrame.to("ws", Op.BATCH).jsonText("ops", batch.opsJson());
+        batch.key().ifPresent(k -> f.string("key", k));
+        return request(f, timeout).thenApply(v -> {
+            JsonObject ok = v.asJsonObject();
+            List<JsonObject> results = new ArrayList<>();
+            for (JsonValue r : ok.getJsonArray("results")) {
+                results.add(r.asJsonObject());
+            }
+            return new BatchResult(results, ok.getBoolean("duplicate", false));
+        });
+    }
+
+    @Override
     public Duration ping() {
         return ping(defaultTimeout());
     }

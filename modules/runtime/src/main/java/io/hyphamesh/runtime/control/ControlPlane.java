@@ -3,6 +3,7 @@ package io.hyphamesh.runtime.control;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -371,6 +372,49 @@ public final class ControlPlane {
                 return out;
             }
         }
+    }
+
+    /** What a listing of objects can be sorted by besides (kind, name): a Log's or Doc's size or last activity. */
+    public enum ObjectSort {
+        SIZE, ACTIVITY;
+
+        long key(ObjectRow r) {
+            return this == SIZE ? r.bytes() : r.lastActivity();
+        }
+    }
+
+    /** Where a sorted page starts: after the object {@code id} whose sort key was {@code key}. */
+    public record SortedAfter(long key, ObjectId id) {
+    }
+
+    /**
+     * A page of the stored Logs and Docs of a workspace sorted by {@code sort} (descending or
+     * not), ties in (kind, name) order, after {@code after}, at most {@code limit}. Read tier.
+     * Keys are the rows as stored (a Log's may lag its last second of appends), and an object
+     * whose key changes between two pages may be seen twice or not at all, as with any listing
+     * by a changing value. The server reads the workspace's rows to sort them (not their entries).
+     */
+    public List<ObjectRow> objects(Principal caller, String workspace, ObjectSort sort, boolean descending,
+                                   Optional<SortedAfter> after, int limit) {
+        Names.checkWorkspace(workspace);
+        caller.require(workspace, Permission.READ);
+        requireExists(workspace);
+        Comparator<ObjectRow> byKey = Comparator.comparingLong(sort::key);
+        Comparator<ObjectRow> order = (descending ? byKey.reversed() : byKey)
+                .thenComparing(r -> r.objectId().kind())
+                .thenComparing(r -> r.objectId().name());
+        java.util.function.Predicate<ObjectRow> wanted = r -> !r.objectId().isAudit() && after.map(a -> {
+            long k = sort.key(r);
+            int c = descending ? Long.compare(a.key(), k) : Long.compare(k, a.key());
+            if (c == 0) {
+                c = r.objectId().kind().compareTo(a.id().kind());
+            }
+            if (c == 0) {
+                c = r.objectId().name().compareTo(a.id().name());
+            }
+            return c > 0;
+        }).orElse(true);
+        return storage.listObjectsOrdered(workspace, order, wanted, limit);
     }
 
     /** A catalog write (no partition: any server of a cluster may make it). */

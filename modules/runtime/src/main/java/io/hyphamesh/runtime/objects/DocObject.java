@@ -470,6 +470,51 @@ public final class DocObject extends LiveObject {
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
     }
 
+    // ---- a batch (host/Batch) ----
+
+    @Override
+    protected long batchPosition() {
+        return version;
+    }
+
+    @Override
+    protected String batchState() {
+        return text();
+    }
+
+    /** The fields a write changes: a batch puts them back when one of its operations fails. */
+    private record Saved(long objId, long createdAt, long lastActivity, JsonValue value, String valueText,
+                         boolean textStale, long textLength, boolean rowPending, long version) {
+    }
+
+    @Override
+    protected Object batchSave() {
+        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version);
+    }
+
+    @Override
+    protected void batchRestore(Object saved) {
+        Saved s = (Saved) saved;
+        objId = s.objId();
+        createdAt = s.createdAt();
+        lastActivity = s.lastActivity();
+        value = s.value();
+        valueText = s.valueText();
+        textStale = s.textStale();
+        textLength = s.textLength();
+        rowPending = s.rowPending();
+        version = s.version();
+    }
+
+    /** A batch key's record (host/Batch) removes itself when its alarm, set at its retention's end, fires. */
+    @Override
+    protected void onAlarm() {
+        if (id.isBatchKey() && alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
+            alarmAt = Optional.empty();
+            onDelete();
+        }
+    }
+
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */
     private static final int MAX_DIGITS = 300;
 
