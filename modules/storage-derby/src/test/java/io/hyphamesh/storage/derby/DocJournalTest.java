@@ -33,7 +33,8 @@ class DocJournalTest {
     Path dir;
 
     private Storage open(boolean journal) {
-        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(journal).build());
+        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1)
+                .journal(journal ? StorageConfig.Journal.ALL : StorageConfig.Journal.OFF).build());
     }
 
     private static ObjectRow doc(long id, String name, long version, String json) {
@@ -203,7 +204,7 @@ class DocJournalTest {
                 put(s, doc(a, "a", 1, "{\"v\":1}"));
                 s.backup(copy);
             }
-            try (Storage s = Storage.open(StorageConfig.builder().dataDir(copy).shards(1).docJournal(false).build())) {
+            try (Storage s = Storage.open(StorageConfig.builder().dataDir(copy).shards(1).journal(StorageConfig.Journal.OFF).build())) {
                 assertEquals("{\"v\":1}", s.loadObject(ObjectId.doc("w", "a"))
                         .map(r -> new String(r.state(), StandardCharsets.UTF_8)).orElse("(none)"));
             }
