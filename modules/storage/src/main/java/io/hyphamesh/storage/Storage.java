@@ -127,6 +127,17 @@ public interface Storage extends AutoCloseable {
      */
     List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit);
 
+    /**
+     * A page of the rows (without state) of a workspace's objects in another order than (kind,
+     * name): every row of the workspace is read (rows only, no entries), those {@code after}
+     * accepts are sorted by {@code order} and the first {@code limit} are returned, their Log
+     * counters completed as {@link #listObjects} does. The order's keys are the rows as stored: a
+     * Log's size and last activity may lag its latest second of appends. Costs a read of the
+     * workspace's rows per page (about the cost of reading its object count of rows).
+     */
+    List<ObjectRow> listObjectsOrdered(String workspace, java.util.Comparator<ObjectRow> order,
+                                       java.util.function.Predicate<ObjectRow> after, int limit);
+
     /** Rows (without state) of every object that holds an alarm. */
     List<ObjectRow> alarms();
 

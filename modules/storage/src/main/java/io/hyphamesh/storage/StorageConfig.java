@@ -26,6 +26,7 @@ public final class StorageConfig {
     private final long pageCacheBytes;
     private final boolean durable;
     private final Journal journal;
+    private final boolean placeByWorkspace;
     private final long journalCheckpointMillis;
     private final Optional<String> url;
     private final Optional<String> user;
@@ -66,6 +67,7 @@ public final class StorageConfig {
                 : (int) Math.max(MIN_PAGES, Math.min(Integer.MAX_VALUE, pageCacheBytes / b.shards / LARGEST_PAGE));
         this.durable = b.durable;
         this.journal = !b.docJournal ? Journal.OFF : b.logJournal ? Journal.ALL : Journal.DOCS;
+        this.placeByWorkspace = b.placeByWorkspace;
         this.journalCheckpointMillis = b.journalCheckpointMillis;
         this.url = b.url;
         this.user = b.user;
@@ -153,6 +155,16 @@ public final class StorageConfig {
     @Deprecated
     public boolean logJournal() {
         return journal == Journal.ALL;
+    }
+
+    /**
+     * Derby, for a data directory made now: a workspace's objects share one shard (true), so a
+     * batch across them commits as one; else objects are spread by their whole id. An existing
+     * directory keeps the placement it was made with ({@code db/placement}). PostgreSQL ignores it
+     * (a partition is always the workspace's).
+     */
+    public boolean placeByWorkspace() {
+        return placeByWorkspace;
     }
 
     /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
@@ -268,6 +280,7 @@ public final class StorageConfig {
         private boolean durable = true;
         private boolean docJournal = true;
         private boolean logJournal = true;
+        private boolean placeByWorkspace = true;
         private long journalCheckpointMillis = 1000;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
@@ -348,6 +361,12 @@ public final class StorageConfig {
         @Deprecated
         public Builder docJournal(boolean on) {
             this.docJournal = on;
+            return this;
+        }
+
+        /** See {@link StorageConfig#placeByWorkspace()}; default true. */
+        public Builder placeByWorkspace(boolean on) {
+            this.placeByWorkspace = on;
             return this;
         }
 

@@ -21,6 +21,7 @@ import java.util.logging.Logger;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
+import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.storage.GroupCommitter;
 import io.hyphamesh.storage.LogEntry;
 import io.hyphamesh.storage.Migrations;
@@ -45,9 +46,12 @@ final class DerbyStorage implements Storage {
 
     private final List<Shard> shards;
     private final Partitions partitions = new SoleOwner();
+    /** Objects are placed by their workspace alone (a workspace's objects share one shard), else by their whole id. */
+    private final boolean byWorkspace;
 
-    private DerbyStorage(List<Shard> shards) {
+    private DerbyStorage(List<Shard> shards, boolean byWorkspace) {
         this.shards = shards;
+        this.byWorkspace = byWorkspace;
     }
 
     static DerbyStorage open(StorageConfig config) {
@@ -62,6 +66,7 @@ final class DerbyStorage implements Storage {
         } catch (IOException e) {
             throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot create " + dbDir + ": " + e.getMessage(), e);
         }
+        boolean byWorkspace = fixPlacement(dbDir, config.placeByWorkspace());
         int count = fixShardCount(dbDir, config.shards());
         removeSeedLeftovers(dbDir);
         configureDerby(config, dbDir);
@@ -85,7 +90,7 @@ final class DerbyStorage implements Storage {
             shards.forEach(Shard::close);
             throw failure;
         }
-        return new DerbyStorage(List.copyOf(shards));
+        return new DerbyStorage(List.copyOf(shards), byWorkspace);
     }
 
     /**
@@ -205,6 +210,33 @@ final class DerbyStorage implements Storage {
         }
     }
 
+    /**
+     * How objects are placed, fixed like the shard count when the data directory is made and kept in
+     * {@code db/placement}: {@code workspace} (a workspace's objects share one shard, so a batch
+     * across them is one commit) or {@code object} (by the whole id). A directory made before the
+     * file existed (it has a {@code shards} file but no {@code placement}) was placed by id and
+     * stays so; a new one takes {@code byWorkspace}.
+     */
+    private static boolean fixPlacement(Path dbDir, boolean byWorkspace) {
+        Path file = dbDir.resolve("placement");
+        try {
+            if (Files.exists(file)) {
+                String existing = Files.readString(file).trim();
+                return switch (existing) {
+                    case "workspace" -> true;
+                    case "object" -> false;
+                    default -> throw new HyphaException(ErrorCode.UNAVAILABLE, file + " says '" + existing
+                            + "': expected 'workspace' or 'object'");
+                };
+            }
+            boolean chosen = byWorkspace && !Files.exists(dbDir.resolve("shards"));
+            Files.writeString(file, (chosen ? "workspace" : "object") + "\n");
+            return chosen;
+        } catch (IOException e) {
+            throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot read or write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
     private static int fixShardCount(Path dbDir, int wanted) {
         Path file = dbDir.resolve("shards");
         try {
@@ -273,8 +305,13 @@ final class DerbyStorage implements Storage {
 
     @Override
     public int shardOf(ObjectId id) {
-        int h = id.workspace().hashCode() * 31 + id.kind().ordinal();
-        h = h * 31 + id.name().hashCode();
+        int h;
+        if (byWorkspace) {
+            h = id.workspace().hashCode();
+        } else {
+            h = id.workspace().hashCode() * 31 + id.kind().ordinal();
+            h = h * 31 + id.name().hashCode();
+        }
         h ^= h >>> 16;
         return Math.floorMod(h * 0x9E3779B1, shards.size());
     }
@@ -419,6 +456,22 @@ final class DerbyStorage implements Storage {
         return page;
     }
 
+    @Override
+    public List<ObjectRow> listObjectsOrdered(String workspace, Comparator<ObjectRow> order,
+                                              java.util.function.Predicate<ObjectRow> after, int limit) {
+        List<ObjectRow> out = new ArrayList<>();
+        for (Shard s : shards) {
+            out.addAll(s.withJournal(() -> s.readCached(false, st -> Queries.listObjects(st, workspace,
+                    ObjectKind.WORKSPACE.ordinal(), "", Integer.MAX_VALUE)),
+                    r -> r.objectId().workspace().equals(workspace) && r.objectId().kind() != ObjectKind.WORKSPACE));
+        }
+        out.removeIf(after.negate());
+        out.sort(order);
+        List<ObjectRow> page = new ArrayList<>(out.subList(0, Math.min(limit, out.size())));
+        page.replaceAll(this::completeLog);
+        return page;
+    }
+
     /** A Log's row with its counters brought up to its last stored entry (the row is written lazily). */
     private ObjectRow completeLog(ObjectRow r) {
         int shard = shardOf(r.objectId());
@@ -481,6 +534,7 @@ final class DerbyStorage implements Storage {
         try {
             Files.createDirectories(db);
             Files.copy(shards.get(0).dir.getParent().resolve("shards"), db.resolve("shards"));
+            Files.copy(shards.get(0).dir.getParent().resolve("placement"), db.resolve("placement"));
         } catch (IOException e) {
             throw new HyphaException(ErrorCode.UNAVAILABLE, "cannot prepare backup in " + target + ": " + e.getMessage(), e);
         }

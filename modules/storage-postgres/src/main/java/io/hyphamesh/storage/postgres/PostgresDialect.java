@@ -63,9 +63,29 @@ final class PostgresDialect implements Dialect {
         return "42P01".equals(e.getSQLState());
     }
 
+    /**
+     * A broken connection during the commit, except one PostgreSQL ended for its idle transaction
+     * ({@code 25P03}): that timer fires only while the session waits for its next command inside a
+     * transaction, so the COMMIT was not being run, and the server rolled the transaction back when
+     * it ended the session. Such a commit was not applied (issue 35: a server paused in its commit
+     * answered these "outcome unknown").
+     */
     @Override
     public boolean isAmbiguousCommitFailure(SQLException e) {
-        return isConnectionFailure(e);
+        return isConnectionFailure(e) && !endedIdleInTransaction(e);
+    }
+
+    /** The server ended the session for {@code idle_in_transaction_session_timeout}, here or in a chained cause. */
+    static boolean endedIdleInTransaction(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException se && "25P03".equals(se.getSQLState())) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
     }
 
     /** True when the exception says the connection broke (SQL state class 08, or the server ended the session). */

@@ -321,6 +321,22 @@ final class PostgresStorage implements Storage {
     }
 
     @Override
+    public List<ObjectRow> listObjectsOrdered(String workspace, java.util.Comparator<ObjectRow> order,
+                                              java.util.function.Predicate<ObjectRow> after, int limit) {
+        return reads.run(st -> {
+            List<ObjectRow> all = new ArrayList<>(Queries.listObjects(st, workspace,
+                    io.hyphamesh.api.ObjectKind.WORKSPACE.ordinal(), "", Integer.MAX_VALUE));
+            all.removeIf(after.negate());
+            all.sort(order);
+            List<ObjectRow> page = new ArrayList<>(all.subList(0, Math.min(limit, all.size())));
+            for (int i = 0; i < page.size(); i++) {
+                page.set(i, Queries.completeLog(st, page.get(i)));
+            }
+            return page;
+        });
+    }
+
+    @Override
     public List<ObjectRow> alarms() {
         return reads.run(st -> Queries.alarms(st.connection()));
     }
