@@ -43,6 +43,7 @@ public final class ObjectHost implements AutoCloseable {
     private final Metrics.Histogram wakeLatency;
     private volatile boolean closed;
     private volatile Placement placement = Placement.EVERYWHERE;
+    private final Batch batch;
 
     private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
                        BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
@@ -52,6 +53,7 @@ public final class ObjectHost implements AutoCloseable {
         this.timers = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-host-timer").factory());
         this.alarms = new Alarms(this, timers);
+        this.batch = Batch.create(this, ctx);
         this.wakeLatency = metrics.histogram("object.wake");
         metrics.gauge(Metric.OBJECTS_LIVE, live::size);
         metrics.gauge(Metric.OBJECTS_HIBERNATED, hibernations::sum);
@@ -165,7 +167,16 @@ public final class ObjectHost implements AutoCloseable {
                     + "' is not served by this server now; reconnect (nothing was applied)"));
             return;
         }
+        if (r.op() == io.hyphamesh.api.Op.BATCH) {
+            batch.run(r);
+            return;
+        }
         send(r.target(), r);
+    }
+
+    /** Queues a batch's request for an object's turn (waking it when hibernated). */
+    void askTurn(ObjectId id, LiveObject.BatchTurn turn) {
+        send(id, turn);
     }
 
     /** Tells an object a session closed. */
@@ -189,6 +200,7 @@ public final class ObjectHost implements AutoCloseable {
             switch (message) {
                 case Request r -> r.fail(down);
                 case LiveObject.Delete d -> d.done().completeExceptionally(down);
+                case LiveObject.BatchTurn b -> b.turn().refuse(down);
                 default -> { }
             }
             return;

@@ -157,6 +157,18 @@ final class Connection implements Session {
         return principal;
     }
 
+    /** Set once by {@link Transport#open} before the socket's first frame; read on any thread. */
+    private volatile boolean auditWrites;
+
+    void auditWrites(boolean on) {
+        this.auditWrites = on;
+    }
+
+    /** The socket asked ({@code audit=writes}) for its data writes to be recorded in the audit trail. */
+    boolean auditWrites() {
+        return auditWrites;
+    }
+
     /** The peer's {@code host:port} (the audit trail's "from"), or null when not known. */
     String remote() {
         try {

@@ -147,6 +147,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             // (the workspace between two servers, low memory) ended in between; retrying works
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
         }
+        Optional<String> audit = req.query().first("audit").asOptional();
+        if (audit.isPresent() && !audit.get().equals("writes")) {
+            throw HyphaException.badRequest("audit must be 'writes'");
+        }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
@@ -263,7 +267,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * cannot follow a redirect on an upgrade), with {@code 1013} when the server is shutting down,
      * full, or the workspace is between servers.
      */
-    Connection open(Principal p, String ws, WsSession session) {
+    Connection open(Principal p, String ws, WsSession session, boolean auditWrites) {
         if (closing || draining) {
             session.close(Connection.CLOSE_TRY_AGAIN, closing ? "server is shutting down" : "server is restarting");
             return null;
@@ -281,6 +285,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         }
         long id = sessionIds.incrementAndGet();
         Connection c = new Connection(id, p, ws, this, session, outboundQueue);
+        c.auditWrites(auditWrites);
         connections.put(id, c);
         p.tokenId().ifPresent(t -> byToken.computeIfAbsent(t, k -> ConcurrentHashMap.newKeySet()).add(c));
         connects.inc();
@@ -290,6 +295,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             hello.nul("expires_at");
         } else {
             hello.num("expires_at", p.expiresAt());
+        }
+        if (auditWrites) {
+            hello.str("audit", "writes");
         }
         c.start(hello.raw("limits", limitsJson).end());
         // a revocation that raced the upgrade must still close this socket
@@ -381,13 +389,65 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 case LOG_DELETE, DOC_DELETE -> null;
                 default -> "";
             };
-            if (!"".equals(params)) {
+            if ("".equals(params) && c.auditWrites()) {
+                recordWrite(a, r, c);
+            } else if (!"".equals(params)) {
                 // on a committer's or object's thread: never wait here
                 a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(),
                         r.op() == Op.TRUNCATE ? "log.truncate" : r.op() == Op.CONFIGURE ? "log.configure"
                                 : "object.delete", r.target().target(), c.principal(), c.remote(), "socket", params));
             }
         }
+    }
+
+    /**
+     * A data write of a socket that asked for {@code audit=writes} (the console's), recorded after
+     * it succeeded: the entry is the server's account of what the socket's token did (never text
+     * the client chose, beyond the key parameters below), so asking for it gives a client no power
+     * and no way to forge an entry. Bodies are not copied, only their size.
+     */
+    private static void recordWrite(io.hyphamesh.runtime.control.Audit a, Request r, Connection c) {
+        String action;
+        String params;
+        switch (r.op()) {
+            case APPEND -> {
+                action = "log.append";
+                params = "{\"bytes\":" + rawLength(r, "body") + "}";
+            }
+            case APPEND_ALL -> {
+                action = "log.append_all";
+                params = "{\"bytes\":" + rawLength(r, "bodies") + "}";
+            }
+            case PUT -> {
+                action = "doc.put";
+                params = "{\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            case CAS -> {
+                action = "doc.cas";
+                params = "{\"version\":" + r.frame().raw("version") + ",\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            case INCR -> {
+                action = "doc.incr";
+                String floor = r.frame().raw("floor");
+                params = "{\"path\":" + r.frame().raw("path") + ",\"delta\":" + r.frame().raw("delta")
+                        + (floor == null ? "" : ",\"floor\":" + floor) + "}";
+            }
+            case PATCH -> {
+                action = "doc.patch";
+                params = "{\"path\":" + r.frame().raw("path") + ",\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            default -> {
+                return;
+            }
+        }
+        // on a committer's or object's thread: never wait here
+        a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(), action, r.target().target(),
+                c.principal(), c.remote(), "socket", params));
+    }
+
+    private static int rawLength(Request r, String key) {
+        String v = r.frame().raw(key);
+        return v == null ? 0 : v.length();
     }
 
     /** Closes a socket's TCP connection after {@code millis}, off the caller's thread. */
