@@ -262,21 +262,30 @@ final class WsStorm {
                 s.close();
                 return new Attempt(Outcome.FAILED, null, -1, "upgrade answered " + head.lines().findFirst().orElse(""));
             }
-            int b0 = in.read();
-            int b1 = in.read();
-            if (b0 < 0 || b1 < 0) {
+            int b0;
+            byte[] payload;
+            do {
+                // pings (and pongs) may come before the hello on a busy server: skipped
+                b0 = in.read();
+                int b1 = in.read();
+                if (b0 < 0 || b1 < 0) {
+                    s.close();
+                    return new Attempt(Outcome.FAILED, null, -1, "closed before the hello frame");
+                }
+                int len = b1 & 0x7f;
+                if (len == 126) {
+                    len = (in.read() << 8) | in.read();
+                } else if (len == 127) {
+                    s.close();
+                    return new Attempt(Outcome.FAILED, null, -1, "a first frame longer than 64 KiB");
+                }
+                payload = in.readNBytes(len);
+            } while ((b0 & 0x0f) == 0x9 || (b0 & 0x0f) == 0xA);
+            if ((b0 & 0x0f) == 0x8 && payload.length < 2) {
                 s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "closed before the hello frame");
+                return new Attempt(Outcome.FAILED, null, -1, "closed without a code before the hello frame");
             }
-            int len = b1 & 0x7f;
-            if (len == 126) {
-                len = (in.read() << 8) | in.read();
-            } else if (len == 127) {
-                s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "a first frame longer than 64 KiB");
-            }
-            byte[] payload = in.readNBytes(len);
-            if ((b0 & 0x0f) == 0x8 && payload.length >= 2) {
+            if ((b0 & 0x0f) == 0x8) {
                 int code = ((payload[0] & 0xff) << 8) | (payload[1] & 0xff);
                 String reason = new String(payload, 2, payload.length - 2, StandardCharsets.UTF_8);
                 s.close();
@@ -288,7 +297,8 @@ final class WsStorm {
             String hello = new String(payload, StandardCharsets.UTF_8);
             if (!hello.contains("\"hello\"")) {
                 s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "first frame is not hello: " + hello.substring(0, Math.min(80, hello.length())));
+                return new Attempt(Outcome.FAILED, null, -1, "first frame (opcode " + (b0 & 0x0f) + ") is not hello: '"
+                        + hello.substring(0, Math.min(80, hello.length())) + "'");
             }
             return new Attempt(Outcome.ADMITTED, s, -1, null);
         } catch (IOException | RuntimeException e) {

@@ -97,8 +97,29 @@ public final class HyphaServer implements AutoCloseable {
         FirstStart first = FirstStart.before(dataDir);
         // with lock-wait (./hypha restart) this process boots while the old one drains, and waits
         // here for it to let go of the data directory: it releases the lock last, its port before
+        // a restart's new process: what storage's open costs without the data directory (Derby's
+        // engine boot, its SQL compiler's first statements) is done while the old process drains,
+        // beside the wait for the lock so that it never delays taking a directory already free
+        java.util.concurrent.atomic.AtomicBoolean waiting = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread preparing = !lockWait.isZero() && config.string("storage.url").isBlank()
+                ? Thread.ofVirtual().name("hypha-storage-prepare").start(() -> {
+                    try {
+                        Storage.prepare(storageConfig(config, dataDir, Optional.empty()).build(), waiting::get);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.FINE, "preparing storage before the lock failed; its open does the work", e);
+                    }
+                }) : null;
         long tWait = System.nanoTime();
-        DataDirLock lock = DataDirLock.acquire(dataDir, lockWait);
+        DataDirLock lock;
+        try {
+            lock = DataDirLock.acquire(dataDir, lockWait);
+        } finally {
+            waiting.set(false);
+            if (preparing != null) {
+                // storage's open must not race the engine's boot
+                joinUninterruptibly(preparing);
+            }
+        }
         if (!lockWait.isZero()) {
             // the restart's profile: how long this process waited for the old one to let go
             LOG.info(String.format(java.util.Locale.ROOT, "data directory taken after waiting %d ms for it (process up %d ms)",
@@ -193,6 +214,21 @@ public final class HyphaServer implements AutoCloseable {
                         + " blob store open %d ms after the listener",
                 ms(tBlobs - t0), ms(tStorage - t0), ms(tWired - tStorage), ms(tListening - tWired), ms(tBlobs - tListening)));
         return server;
+    }
+
+    private static void joinUninterruptibly(Thread t) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                t.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static long ms(long nanos) {
@@ -468,7 +504,7 @@ public final class HyphaServer implements AutoCloseable {
     /**
      * Graceful shutdown: hold new requests, answer those running (ws.drain-timeout), close the
      * sockets with 1012 after what is queued to them, let objects finish, commit every queued write,
-     * shut Derby down cleanly, then stop the listener.
+     * shut Derby down cleanly while the listener and the blob store stop, then release the data directory.
      */
     @Override
     public synchronized void close() {
@@ -478,6 +514,7 @@ public final class HyphaServer implements AutoCloseable {
         running = false;
         LOG.info("shutting down");
         long t0 = System.nanoTime();
+        long tDrained = t0;
         if (cluster.isPresent()) {
             // a cluster member holds what arrives and answers what runs first, then hands each
             // partition over (its objects commit and it is released) and only then closes that
@@ -490,7 +527,6 @@ public final class HyphaServer implements AutoCloseable {
             }
             cluster.get().close();
         }
-        long tDrained = t0;
         try {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
@@ -505,25 +541,32 @@ public final class HyphaServer implements AutoCloseable {
             LOG.log(Level.WARNING, "error while draining", e);
         }
         long tObjects = System.nanoTime();
+        // every socket is closed: the listener and the blob store stop beside storage's last commits
+        // and Derby's shutdown (the longest step) instead of after them; the data directory is
+        // released only when all three are done, so nothing of this process writes it after that
+        long[] tListener = {tObjects};
+        Thread listener = Thread.ofVirtual().name("hypha-stop-listener").start(() -> {
+            janitor.close();
+            web.stop();
+            try {
+                artifacts.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "error while closing the artifact store", e);
+            }
+            tListener[0] = System.nanoTime();
+        });
         try {
             storage.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing storage", e);
         }
         long tStorage = System.nanoTime();
-        janitor.close();
-        web.stop();
-        try {
-            artifacts.close();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "error while closing the artifact store", e);
-        }
-        long tListener = System.nanoTime();
+        joinUninterruptibly(listener); // the lock is released only after the listener stopped
         lock.close();
         lastStop = String.format(java.util.Locale.ROOT, "stopped in %d ms: drain %d ms, sockets and objects %d ms,"
-                        + " storage %d ms, listener and blob store %d ms; data directory released",
+                        + " then side by side storage %d ms and listener and blob store %d ms; data directory released",
                 ms(System.nanoTime() - t0), ms(tDrained - t0), ms(tObjects - tDrained), ms(tStorage - tObjects),
-                ms(tListener - tStorage));
+                ms(tListener[0] - tObjects));
         LOG.info(lastStop);
     }
 
