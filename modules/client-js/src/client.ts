@@ -6,6 +6,7 @@ import { InFlightWindow } from './window.js';
 import { Log } from './log.js';
 import { Doc } from './doc.js';
 import { Presence } from './presence.js';
+import { Schedules } from './schedules.js';
 import { Artifacts } from './artifacts.js';
 import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter, retryAfterFromReason, withJitter } from './close.js';
 import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
@@ -214,6 +215,9 @@ export class HyphaClient {
   log(name: string): Log { return new Log(this.requester(), checkName('Log', name)); }
   /** A Doc of the workspace. */
   doc(name: string): Doc { return new Doc(this.requester(), checkName('Doc', name)); }
+
+  /** The workspace's schedules (docs/PROTOCOL.md#schedules-on-ws). */
+  schedules(): Schedules { return new Schedules(this.requester()); }
 
   /** The round trip through the server, in ms. */
   async ping(opts?: RequestOptions): Promise<number> {

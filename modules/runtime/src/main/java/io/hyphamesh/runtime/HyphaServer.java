@@ -240,6 +240,15 @@ public final class HyphaServer implements AutoCloseable {
         return early;
     }
 
+    private static boolean placeByWorkspace(String placement) {
+        return switch (placement) {
+            case "workspace" -> true;
+            case "object" -> false;
+            default -> throw new IllegalArgumentException("storage.placement must be 'workspace' or 'object', got '"
+                    + placement + "'");
+        };
+    }
+
     private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
         StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
@@ -249,6 +258,7 @@ public final class HyphaServer implements AutoCloseable {
                 .durable(config.bool("storage.durable"))
                 .docJournal(config.bool("storage.doc-journal"))
                 .logJournal(config.bool("storage.log-journal"))
+                .placeByWorkspace(placeByWorkspace(config.string("storage.placement")))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
                 .url(config.string("storage.url"))
                 .user(config.string("storage.user"))
@@ -458,11 +468,21 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
-        // a cluster member first hands its partitions over (their sockets move, their objects commit)
-        cluster.ifPresent(ClusterWiring::close);
+        long t0 = System.nanoTime();
+        if (cluster.isPresent()) {
+            // a cluster member holds what arrives and answers what runs first, then hands each
+            // partition over (its objects commit and it is released) and only then closes that
+            // partition's sockets with 1012: the clients arrive when the next owner can serve them,
+            // and resend what has no answer, which was not applied
+            try {
+                transport.hold(config.duration("ws.drain-timeout"));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "error while holding requests", e);
+            }
+            cluster.get().close();
+        }
         try {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
-            long t0 = System.nanoTime();
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
             lastDrain = "drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
                     + (unfinished == 0 ? "; every socket closed with 1012 (restart)"

@@ -349,16 +349,29 @@ public final class ControlPlane {
         // the workspace object itself (kind 0, name "") is not listed: start after it
         int kind = after.map(a -> a.kind().ordinal()).orElse(ObjectKind.WORKSPACE.ordinal());
         String name = after.map(ObjectId::name).orElse("");
-        // one more than asked: the audit trail (one Log, read with GET /audit) is not listed
-        List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
-                limit == Integer.MAX_VALUE ? limit : limit + 1);
-        List<ObjectRow> out = new ArrayList<>(Math.min(rows.size(), limit));
-        for (ObjectRow r : rows) {
-            if (!r.objectId().isAudit() && out.size() < limit) {
-                out.add(r);
+        // more than asked: the audit trail (one Log, read with GET /audit), schedules and expired Docs are
+        // not listed; pages are read until the asked number is found or the objects run out
+        List<ObjectRow> out = new ArrayList<>();
+        long now = System.currentTimeMillis();
+        while (true) {
+            List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
+                    limit == Integer.MAX_VALUE ? limit : limit + 1);
+            for (ObjectRow r : rows) {
+                kind = r.objectId().kind().ordinal();
+                name = r.objectId().name();
+                // a Doc past its expiry is gone, even while its row waits for the timer's delete
+                boolean expired = r.objectId().kind() == ObjectKind.DOC && r.alarmAt().isPresent()
+                        && r.alarmAt().get() <= now;
+                // names starting with '_' are the server's (the audit trail, schedules: doc:_sched.<name>)
+                boolean server = r.objectId().name().startsWith("_");
+                if (!server && !expired && out.size() < limit) {
+                    out.add(r);
+                }
+            }
+            if (out.size() >= limit || rows.size() < (limit == Integer.MAX_VALUE ? limit : limit + 1)) {
+                return out;
             }
         }
-        return out;
     }
 
     /** What a listing of objects can be sorted by besides (kind, name): a Log's or Doc's size or last activity. */

@@ -415,7 +415,7 @@ final class Connection implements Session {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
             return;
         }
-        if (transport.draining()) {
+        if (transport.holds(workspace)) {
             // counted before the check, so a drain that saw no request in flight sees none start:
             // held unanswered and never run; the 1012 close that follows says it was not applied
             inFlight.decrementAndGet();

@@ -432,6 +432,14 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 params = "{\"path\":" + r.frame().raw("path") + ",\"delta\":" + r.frame().raw("delta")
                         + (floor == null ? "" : ",\"floor\":" + floor) + "}";
             }
+            case TOUCH -> {
+                action = "doc.touch";
+                params = "{\"ttl_ms\":" + r.frame().raw("ttl_ms") + "}";
+            }
+            case BATCH -> {
+                action = "batch";
+                params = "{\"bytes\":" + rawLength(r, "ops") + "}";
+            }
             case PATCH -> {
                 action = "doc.patch";
                 params = "{\"path\":" + r.frame().raw("path") + ",\"bytes\":" + rawLength(r, "value") + "}";
@@ -571,26 +579,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * were closed with 1001.
      */
     public int drain(java.time.Duration bound) {
-        draining = true;
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.unanswered() > 0)) {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
+        hold(bound);
         closing = true;
-        int unfinished = 0;
-        for (Connection c : connections.values()) {
-            if (c.unanswered() > 0) {
-                unfinished++;
-                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
-            } else {
-                c.close(Connection.CLOSE_RESTART, RESTART_REASON, false);
-            }
-        }
+        restartSockets(ws -> true);
         // each socket's writer sends its close frame, then unregisters it: wait (a bounded while) for
         // them, so the listener's stop does not cut a close frame off (a client would see 1006, not 1012)
         long closeDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
@@ -602,8 +593,106 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 break;
             }
         }
-        return unfinished;
+        return closedUnfinished.get();
     }
+
+    /**
+     * The first half of {@link #drain}: from now on requests arriving are held (never run) and
+     * upgrades refused; returns once every request already dispatched is answered, or after
+     * {@code bound}. A cluster member leaving calls this before it hands its partitions over, so
+     * that nothing runs on them during the hand-over, then closes each partition's sockets with
+     * {@link #restartSockets} once its next owner may take it.
+     */
+    public void hold(java.time.Duration bound) {
+        draining = true;
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.unanswered() > 0)) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+    }
+
+    /**
+     * During a drain: closes the sockets of the workspaces {@code which} accepts with {@code 1012}
+     * (what has no answer was not applied: the client sends it again), or with {@code 1001} when a
+     * request of theirs is still running (its outcome is unknown). Never blocks.
+     */
+    public void restartSockets(Predicate<String> which) {
+        restartSockets(which, RESTART_REASON);
+    }
+
+    /** {@link #restartSockets(Predicate)} with the reason of a partition moved away ({@link #MOVED_REASON}). */
+    public void movedSockets(Predicate<String> which) {
+        restartSockets(which, MOVED_REASON);
+    }
+
+    private void restartSockets(Predicate<String> which, String reason) {
+        for (Connection c : connections.values()) {
+            if (!c.isOpen() || !which.test(c.workspace())) {
+                continue;
+            }
+            if (c.unanswered() > 0) {
+                closedUnfinished.incrementAndGet();
+                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
+            } else {
+                c.close(Connection.CLOSE_RESTART, reason, false);
+            }
+        }
+    }
+
+    /**
+     * Cluster mode, a partition moving away gracefully: requests arriving on the sockets of the
+     * workspaces {@code which} accepts are held (never run) from now on, as in a drain; returns once
+     * those sockets answered what they had started, or after {@code bound}. {@link #restartSockets}
+     * then closes them, and {@link #unhold} ends the hold once they are closed.
+     */
+    public void hold(int key, Predicate<String> which, java.time.Duration bound) {
+        held.put(key, which);
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline
+                && connections.values().stream().anyMatch(c -> c.unanswered() > 0 && which.test(c.workspace()))) {
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+    }
+
+    /** Ends the hold {@link #hold} set under {@code key} (its sockets are closed by then). */
+    public void unhold(int key) {
+        held.remove(key);
+    }
+
+    /** True when requests of {@code workspace} are held unanswered: a drain, or its partition moving away. */
+    boolean holds(String workspace) {
+        if (draining) {
+            return true;
+        }
+        if (held.isEmpty()) {
+            return false;
+        }
+        for (Predicate<String> p : held.values()) {
+            if (p.test(workspace)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private final Map<Integer, Predicate<String>> held = new ConcurrentHashMap<>();
+
+    /** Sockets a drain closed with 1001 because a request of theirs was still running. */
+    private final java.util.concurrent.atomic.AtomicInteger closedUnfinished = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** The 1012 reason of a partition handed over (cluster mode): the same rule as a restart's. */
+    static final String MOVED_REASON = io.hyphamesh.api.CloseCode.reason(
+            "workspace moved to another server: reconnect; requests without an answer were not applied");
 
     /** The 1012 reason: when to come back, and what an unanswered request means. */
     static final String RESTART_REASON = io.hyphamesh.api.CloseCode.reason(
