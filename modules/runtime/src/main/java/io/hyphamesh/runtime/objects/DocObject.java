@@ -225,13 +225,10 @@ public final class DocObject extends LiveObject {
         });
     }
 
-    /**
-     * A batch key's record (host/Batch) removes itself when its alarm, set at its retention's end,
-     * fires; any other Doc's alarm is its expiry deadline.
-     */
     @Override
     protected void onAlarm() {
         if (id.isBatchKey()) {
+            // a batch key's record is kept for batch.key-retention, then removed by its alarm
             if (alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
                 alarmAt = Optional.empty();
                 onDelete();
