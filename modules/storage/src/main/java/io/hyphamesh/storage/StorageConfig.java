@@ -27,6 +27,7 @@ public final class StorageConfig {
     private final boolean durable;
     private final boolean docJournal;
     private final boolean logJournal;
+    private final boolean placeByWorkspace;
     private final long journalCheckpointMillis;
     private final Optional<String> url;
     private final Optional<String> user;
@@ -68,6 +69,7 @@ public final class StorageConfig {
         this.durable = b.durable;
         this.docJournal = b.docJournal;
         this.logJournal = b.logJournal;
+        this.placeByWorkspace = b.placeByWorkspace;
         this.journalCheckpointMillis = b.journalCheckpointMillis;
         this.url = b.url;
         this.user = b.user;
@@ -144,8 +146,18 @@ public final class StorageConfig {
         return logJournal;
     }
 
+    /**
+     * Derby, for a data directory made now: a workspace's objects share one shard (true), so a
+     * batch across them commits as one; else objects are spread by their whole id. An existing
+     * directory keeps the placement it was made with ({@code db/placement}). PostgreSQL ignores it
+     * (a partition is always the workspace's).
+     */
+    public boolean placeByWorkspace() {
+        return placeByWorkspace;
+    }
+
     /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
-    long journalCheckpointMillis() {
+    public long journalCheckpointMillis() {
         return journalCheckpointMillis;
     }
 
@@ -222,6 +234,7 @@ public final class StorageConfig {
         private boolean durable = true;
         private boolean docJournal = true;
         private boolean logJournal = true;
+        private boolean placeByWorkspace = true;
         private long journalCheckpointMillis = 1000;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
@@ -291,6 +304,12 @@ public final class StorageConfig {
             return this;
         }
 
+        /** See {@link StorageConfig#placeByWorkspace()}; default true. */
+        public Builder placeByWorkspace(boolean on) {
+            this.placeByWorkspace = on;
+            return this;
+        }
+
         /** See {@link StorageConfig#logJournal()}; default true. */
         public Builder logJournal(boolean on) {
             this.logJournal = on;
@@ -298,7 +317,7 @@ public final class StorageConfig {
         }
 
         /** See {@link StorageConfig#journalCheckpointMillis()}; tests hold writes in the journal with it. */
-        Builder journalCheckpointMillis(long millis) {
+        public Builder journalCheckpointMillis(long millis) {
             this.journalCheckpointMillis = millis;
             return this;
         }

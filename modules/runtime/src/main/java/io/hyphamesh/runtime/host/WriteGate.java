@@ -81,6 +81,11 @@ public final class WriteGate {
         staged.add(w);
     }
 
+    /** Answers registered since the last flush or take (a batch splits its answers there). */
+    int answerCount() {
+        return answers.size();
+    }
+
     /** True when this run has staged writes. */
     public boolean hasStaged() {
         return !staged.isEmpty();
@@ -215,6 +220,56 @@ public final class WriteGate {
                     c.accept(e);
                 }
             });
+        });
+    }
+
+    // ---- a batch across objects (host/Batch), on the thread that holds this object's turn ----
+
+    /** What a batch took out of this gate: writes, answers and follow-ups registered since the last take. */
+    record Taken(List<Write> writes, List<Consumer<Throwable>> answers, List<Consumer<Throwable>> followUps) {
+    }
+
+    /**
+     * Takes what was staged and registered since the gate was last flushed or taken, for a batch
+     * that submits it together with other objects' writes; the gate is left empty.
+     */
+    Taken take() {
+        Taken t = new Taken(List.copyOf(staged), List.copyOf(answers), List.copyOf(followUps));
+        staged.clear();
+        answers.clear();
+        followUps.clear();
+        return t;
+    }
+
+    /**
+     * A batch holding this object submitted writes of it: later reads wait for that commit
+     * ({@link #fence()}) and the object counts it in flight until {@link #batchCommitted}.
+     */
+    Fence batchSubmitted() {
+        Fence f = runFence != null ? runFence : new Fence();
+        runFence = null;
+        lastFence = f;
+        inFlight.incrementAndGet();
+        return f;
+    }
+
+    /**
+     * Committer thread, after a batch's commit ({@code e} its failure or null) and its answers:
+     * releases the reads that waited on it and runs the follow-ups on the object, as {@link #flush} does.
+     */
+    void batchCommitted(Fence f, Throwable e, List<Consumer<Throwable>> followUps) {
+        f.release(e);
+        if (followUps.isEmpty()) {
+            if (inFlight.decrementAndGet() == 0 && owner.waitsForLastCommit()) {
+                owner.post(() -> { });
+            }
+            return;
+        }
+        owner.post(() -> {
+            inFlight.decrementAndGet();
+            for (Consumer<Throwable> c : followUps) {
+                c.accept(e);
+            }
         });
     }
 

@@ -253,6 +253,18 @@ public final class LogObject extends LiveObject {
         });
     }
 
+    /** A batch's precondition is the Log's last sequence. */
+    @Override
+    protected long batchPosition() {
+        return lastSeq;
+    }
+
+    /** What {@link #append} refuses, checked before a batch runs anything (in a batch no producer is allowed). */
+    @Override
+    protected void batchCheck(Request r) {
+        bodies(r.frame(), r.op() == Op.APPEND_ALL);
+    }
+
     /** The bodies of an append (one) or append_all (a non-empty batch), each within the size limit. */
     private List<String> bodies(Frame f, boolean all) {
         if (!all) {
