@@ -97,8 +97,13 @@ public final class HyphaServer implements AutoCloseable {
         FirstStart first = FirstStart.before(dataDir);
         // with lock-wait (./hypha restart) this process boots while the old one drains, and waits
         // here for it to let go of the data directory: it releases the lock last, its port before
+        long tWait = System.nanoTime();
         DataDirLock lock = DataDirLock.acquire(dataDir, lockWait);
         if (!lockWait.isZero()) {
+            // the restart's profile: how long this process waited for the old one to let go
+            LOG.info(String.format(java.util.Locale.ROOT, "data directory taken after waiting %d ms for it (process up %d ms)",
+                    ms(System.nanoTime() - tWait), ProcessHandle.current().info().startInstant()
+                            .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis()).orElse(-1L)));
             try {
                 checkPortFree(config.string("host"), config.intValue("port"));
             } catch (RuntimeException e) {
@@ -250,6 +255,10 @@ public final class HyphaServer implements AutoCloseable {
     }
 
     private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
+        return Storage.open(storageConfig(config, dataDir, cluster).build());
+    }
+
+    private static StorageConfig.Builder storageConfig(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
         StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
@@ -270,7 +279,7 @@ public final class HyphaServer implements AutoCloseable {
         config.optional("storage.page-cache").ifPresent(v -> storageConfig.pageCacheSize(config.intValue("storage.page-cache")));
         config.optional("storage.page-cache-bytes").ifPresent(v -> storageConfig.pageCacheBytes(config.longValue("storage.page-cache-bytes")));
         cluster.ifPresent(c -> c.configure(storageConfig));
-        return Storage.open(storageConfig.build());
+        return storageConfig;
     }
 
     /**
@@ -481,6 +490,7 @@ public final class HyphaServer implements AutoCloseable {
             }
             cluster.get().close();
         }
+        long tDrained = t0;
         try {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
@@ -488,16 +498,19 @@ public final class HyphaServer implements AutoCloseable {
                     + (unfinished == 0 ? "; every socket closed with 1012 (restart)"
                     : "; " + unfinished + " socket(s) still had requests running: closed with 1001");
             LOG.info(lastDrain);
+            tDrained = System.nanoTime();
             transport.close();
             host.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while draining", e);
         }
+        long tObjects = System.nanoTime();
         try {
             storage.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing storage", e);
         }
+        long tStorage = System.nanoTime();
         janitor.close();
         web.stop();
         try {
@@ -505,7 +518,19 @@ public final class HyphaServer implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing the artifact store", e);
         }
+        long tListener = System.nanoTime();
         lock.close();
-        LOG.info("stopped");
+        lastStop = String.format(java.util.Locale.ROOT, "stopped in %d ms: drain %d ms, sockets and objects %d ms,"
+                        + " storage %d ms, listener and blob store %d ms; data directory released",
+                ms(System.nanoTime() - t0), ms(tDrained - t0), ms(tObjects - tDrained), ms(tStorage - tObjects),
+                ms(tListener - tStorage));
+        LOG.info(lastStop);
     }
+
+    /** The phases of the last graceful stop, timed (for the shutdown hook); empty before. */
+    public String lastStop() {
+        return lastStop;
+    }
+
+    private volatile String lastStop = "";
 }

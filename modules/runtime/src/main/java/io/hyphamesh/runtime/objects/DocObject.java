@@ -227,6 +227,14 @@ public final class DocObject extends LiveObject {
 
     @Override
     protected void onAlarm() {
+        if (id.isBatchKey()) {
+            // a batch key's record is kept for batch.key-retention, then removed by its alarm
+            if (alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
+                alarmAt = Optional.empty();
+                onDelete();
+            }
+            return;
+        }
         long now = System.currentTimeMillis();
         expireIfDue(now);
         if (deadline() != 0) {
@@ -504,15 +512,6 @@ public final class DocObject extends LiveObject {
         textLength = s.textLength();
         rowPending = s.rowPending();
         version = s.version();
-    }
-
-    /** A batch key's record (host/Batch) removes itself when its alarm, set at its retention's end, fires. */
-    @Override
-    protected void onAlarm() {
-        if (id.isBatchKey() && alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
-            alarmAt = Optional.empty();
-            onDelete();
-        }
     }
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */
