@@ -233,6 +233,7 @@ public final class DocObject extends LiveObject {
     @Override
     protected void onAlarm() {
         if (id.isBatchKey()) {
+            // a batch key's record is kept for batch.key-retention, then removed by its alarm
             if (alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
                 alarmAt = Optional.empty();
                 onDelete();
@@ -521,7 +522,6 @@ public final class DocObject extends LiveObject {
         alarmAt = s.alarm();
         alarmAt.ifPresent(a -> armLoadedAlarm(alarmAt));
     }
-
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */
     private static final int MAX_DIGITS = 300;

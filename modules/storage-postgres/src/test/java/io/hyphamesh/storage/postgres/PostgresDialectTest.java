@@ -1,4 +1,4 @@
-package io.hyphamesh.storage;
+package io.hyphamesh.storage.postgres;
 
 import java.sql.SQLException;
 
