@@ -301,8 +301,8 @@ public final class HyphaServer implements AutoCloseable {
                 .maxBatch(config.intValue("storage.max-batch"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
-                .docJournal(config.bool("storage.doc-journal"))
-                .logJournal(config.bool("storage.log-journal"))
+                // the deprecated storage.doc-journal / storage.log-journal are folded into it by HyphaConfig
+                .journal(StorageConfig.Journal.parse(config.string("storage.journal")))
                 .placeByWorkspace(placeByWorkspace(config.string("storage.placement")))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
                 .url(config.string("storage.url"))

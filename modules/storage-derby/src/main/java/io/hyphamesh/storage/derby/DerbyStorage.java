@@ -740,8 +740,9 @@ final class DerbyStorage implements Storage {
                 // Derby's, read before the first query can see Derby's
                 Path journalFile = dir.resolveSibling("doc-journal-" + index);
                 DocJournal journal = null;
-                if (config.docJournal()) {
-                    journal = DocJournal.open(journalFile, writer, config.durable(), config.logJournal(),
+                if (config.journal() != StorageConfig.Journal.OFF) {
+                    journal = DocJournal.open(journalFile, writer, config.durable(),
+                            config.journal() == StorageConfig.Journal.ALL,
                             config.journalCheckpointMillis() * 1_000_000L);
                 } else {
                     // switched off after a run that left rows in it: they go into Derby now
