@@ -51,10 +51,14 @@ export class TestServer {
     this.proc = proc;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`the server did not start within ${START_BOUND_MS} ms:\n${this.log}`)); }, START_BOUND_MS);
+      // this process's own output: after a stop, `log` still holds the last process's "listening"
+      // line, which made a launch resolve before the new process listened
+      let own = '';
       const onData = (b) => {
         this.log += b.toString();
         if (this.log.length > 200_000) this.log = this.log.slice(-100_000);
-        const m = /Hypha-Mesh listening on (https?):\/\/[^:]+:(\d+)/.exec(this.log);
+        if (!proc.started) own += b.toString();
+        const m = /Hypha-Mesh listening on (https?):\/\/[^:]+:(\d+)/.exec(own);
         if (m && this.proc === proc && !proc.started) {
           proc.started = true;
           this.port = Number(m[2]);
