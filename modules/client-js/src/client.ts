@@ -5,6 +5,7 @@ import { checkInt, checkName, jsonText } from './names.js';
 import { InFlightWindow } from './window.js';
 import { Log } from './log.js';
 import { Doc } from './doc.js';
+import { Batch, type BatchOpResult, type BatchResult } from './batch.js';
 import { Presence } from './presence.js';
 import { Artifacts } from './artifacts.js';
 import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter, retryAfterFromReason, withJitter } from './close.js';
@@ -208,6 +209,19 @@ export class HyphaClient {
   log(name: string): Log { return new Log(this.requester(), checkName('Log', name)); }
   /** A Doc of the workspace. */
   doc(name: string): Doc { return new Doc(this.requester(), checkName('Doc', name)); }
+
+  /**
+   * Applies `batch` all or nothing, in one commit (docs/PROTOCOL.md, `batch`). Rejects with the
+   * first failing operation's error (its `details.op` is the operation's index); nothing was applied.
+   * Sent again after a reconnect only when it has a key.
+   */
+  async batch(batch: Batch, opts?: RequestOptions): Promise<BatchResult> {
+    if (batch.ops.length === 0) throw badRequest('a batch needs at least one operation');
+    const f: Record<string, unknown> = { to: 'ws', op: 'batch', ops: batch.ops };
+    if (batch.idempotencyKey !== undefined) f.key = batch.idempotencyKey;
+    const ok = await this.request<{ results: BatchOpResult[]; duplicate?: boolean }>(f, batch.idempotencyKey !== undefined, opts);
+    return { results: ok.results, duplicate: ok.duplicate === true };
+  }
 
   /** The round trip through the server, in ms. */
   async ping(opts?: RequestOptions): Promise<number> {
