@@ -7,6 +7,7 @@ import { Log } from './log.js';
 import { Doc } from './doc.js';
 import { Batch, type BatchOpResult, type BatchResult } from './batch.js';
 import { Presence } from './presence.js';
+import { Schedules } from './schedules.js';
 import { Artifacts } from './artifacts.js';
 import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter, retryAfterFromReason, withJitter } from './close.js';
 import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
@@ -35,6 +36,12 @@ export interface ClientOptions {
   WebSocket?: unknown;
   /** The fetch function for artifacts and refused upgrades (default: globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * Ask the server to record this socket's data writes (appends, Doc writes) in the workspace's
+   * audit trail (`audit=writes` on the connect URL; docs/PROTOCOL.md). The operator's console does.
+   * Default false.
+   */
+  auditWrites?: boolean;
 }
 
 /** What a provider's handler sees as `this`: who called, and the time left. */
@@ -222,6 +229,8 @@ export class HyphaClient {
     const ok = await this.request<{ results: BatchOpResult[]; duplicate?: boolean }>(f, batch.idempotencyKey !== undefined, opts);
     return { results: ok.results, duplicate: ok.duplicate === true };
   }
+  /** The workspace's schedules (docs/PROTOCOL.md#schedules-on-ws). */
+  schedules(): Schedules { return new Schedules(this.requester()); }
 
   /** The round trip through the server, in ms. */
   async ping(opts?: RequestOptions): Promise<number> {
@@ -468,7 +477,8 @@ export class HyphaClient {
       return;
     }
     if (this.closedForGood) return;
-    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token);
+    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token)
+      + (this.opts.auditWrites ? '&audit=writes' : '');
     let s: WsLike;
     try {
       s = new this.WS(url) as WsLike;

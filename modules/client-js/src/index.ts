@@ -13,7 +13,9 @@ export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Id
 export { Batch } from './batch.js';
 export type { BatchResult, BatchOpResult } from './batch.js';
 export { Doc, DocSubscription } from './doc.js';
-export type { DocValue, DocEvent, Increment } from './doc.js';
+export type { DocValue, DocEvent, Increment, WriteOptions } from './doc.js';
+export { Schedules } from './schedules.js';
+export type { ScheduleAction, ScheduleTime, ScheduleInfo } from './schedules.js';
 export { Presence, PresenceSubscription } from './presence.js';
 export type { PresenceMember, PresenceEvent } from './presence.js';
 export { Artifacts } from './artifacts.js';

@@ -234,6 +234,7 @@ public final class Main {
             s.logTail();
             s.logReadReplay();
             s.docs();
+            new TimeScenarios(run, main, ws).runAll();
             s.wsConnect();
             s.presence();
             if (o.anySelected("artifact")) {

@@ -25,6 +25,12 @@ public final class Names {
      * them in the batch's own commit). The {@code _} keeps every client name from reaching them.
      */
     public static final String BATCH_KEY_PREFIX = "_batch.";
+    /**
+     * The prefix of the Docs that hold schedules ({@code doc:_sched.<name>}, one object each, riding
+     * on its persisted alarm). It starts with {@code _}: no client can address or delete them; they
+     * are managed with the workspace's {@code schedule}, {@code unschedule} and {@code schedules}.
+     */
+    public static final String SCHEDULE_PREFIX = "_sched.";
 
     private Names() {
     }

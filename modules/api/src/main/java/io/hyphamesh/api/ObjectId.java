@@ -23,6 +23,9 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
             }
         } else if (kind == ObjectKind.DOC && name.startsWith(Names.BATCH_KEY_PREFIX)) {
             Names.check("batch key", name.substring(Names.BATCH_KEY_PREFIX.length()));
+        } else if (kind == ObjectKind.DOC && name.startsWith(Names.SCHEDULE_PREFIX)) {
+            // a schedule's object: the server's own name, made only by the server (parseTarget refuses it)
+            Names.checkObject(name.substring(Names.SCHEDULE_PREFIX.length()));
         } else if (!(kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name))) {
             Names.checkObject(name);
         }
@@ -89,8 +92,9 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
             throw HyphaException.badRequest("'log:" + Names.AUDIT_LOG + "' is the server's audit trail: no client"
                     + " reads or writes it over the socket (admins read it with GET /v1/workspaces/{ws}/audit)");
         }
-        if (kind == ObjectKind.DOC && name.startsWith(Names.BATCH_KEY_PREFIX)) {
-            throw HyphaException.badRequest("object name must start with a letter or digit: '" + Names.printable(name) + "'");
+        if (name.startsWith("_")) {
+            // the server's own names (batch keys, schedules) are refused as any client name starting with '_'
+            Names.checkObject(name);
         }
         return new ObjectId(workspace, kind, name);
     }

@@ -576,6 +576,11 @@ final class DefaultHyphaClient implements HyphaClient {
     }
 
     @Override
+    public Schedules schedules() {
+        return new ScheduleHandle(this);
+    }
+
+    @Override
     public Log log(String name) {
         Names.checkObject(name);
         return new LogHandle(this, name);

@@ -369,6 +369,13 @@ public interface HyphaClient extends AutoCloseable {
     CompletableFuture<BatchResult> batchAsync(Batch batch, Duration timeout);
 
     /**
+     * The schedules of this workspace: actions the server runs at a time, every interval or on a cron.
+     *
+     * @return a cheap handle
+     */
+    Schedules schedules();
+
+    /**
      * The artifacts (blobs) of this workspace, over HTTP with this client's token.
      *
      * @return a cheap handle

@@ -288,18 +288,50 @@ public final class HyphaServer implements AutoCloseable {
         return metrics;
     }
 
+    /**
+     * The origins of the cluster's servers, read again at most every 2 s (empty outside cluster
+     * mode or before joining): they may call this server from their console pages (CORS), and the
+     * console's pages may connect to them (CSP).
+     */
+    private static java.util.function.Supplier<java.util.Set<String>> peerOrigins(Optional<ClusterWiring> cluster) {
+        if (cluster.isEmpty()) {
+            return java.util.Set::of;
+        }
+        java.util.concurrent.atomic.AtomicReference<java.util.Set<String>> last = new java.util.concurrent.atomic.AtomicReference<>(java.util.Set.of());
+        java.util.concurrent.atomic.AtomicLong readAt = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+        return () -> {
+            long now = System.nanoTime();
+            long at = readAt.get();
+            if (at != Long.MIN_VALUE && now - at < 2_000_000_000L || !readAt.compareAndSet(at, now)) {
+                return last.get();
+            }
+            try {
+                java.util.Set<String> s = new java.util.HashSet<>();
+                for (URI u : cluster.get().mode().memberUrls().values()) {
+                    io.hyphamesh.runtime.http.Origins.origin(u.toString()).ifPresent(s::add);
+                }
+                last.set(java.util.Set.copyOf(s));
+            } catch (RuntimeException e) {
+                // not joined yet: no peers, asked again next time
+                readAt.set(Long.MIN_VALUE);
+            }
+            return last.get();
+        };
+    }
+
     private static HttpRouting.Builder routing(HyphaConfig config, Path dataDir, Storage storage, Metrics metrics,
                                                ControlPlane control, ObjectHost host, Transport transport,
                                                ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
                                                int[] webPort, io.hyphamesh.runtime.control.Audit audit) {
+        java.util.function.Supplier<java.util.Set<String>> peers = peerOrigins(cluster);
         HttpRouting.Builder routing = HttpRouting.builder()
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
-                        io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
+                        io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins")), peers))
                 .addFilter(HttpSupport.framingFilter())
                 .addFilter(transport.rateLimits().httpFilter(control));
         if (config.bool("console.enabled")) {
             // static pages only: they sign in with a token and call the routes below like any client
-            routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load());
+            routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load().peers(peers));
         }
         return routing
                 .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
@@ -436,11 +468,21 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
-        // a cluster member first hands its partitions over (their sockets move, their objects commit)
-        cluster.ifPresent(ClusterWiring::close);
+        long t0 = System.nanoTime();
+        if (cluster.isPresent()) {
+            // a cluster member holds what arrives and answers what runs first, then hands each
+            // partition over (its objects commit and it is released) and only then closes that
+            // partition's sockets with 1012: the clients arrive when the next owner can serve them,
+            // and resend what has no answer, which was not applied
+            try {
+                transport.hold(config.duration("ws.drain-timeout"));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "error while holding requests", e);
+            }
+            cluster.get().close();
+        }
         try {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
-            long t0 = System.nanoTime();
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
             lastDrain = "drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
                     + (unfinished == 0 ? "; every socket closed with 1012 (restart)"

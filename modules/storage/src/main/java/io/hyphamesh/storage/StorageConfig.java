@@ -157,7 +157,7 @@ public final class StorageConfig {
     }
 
     /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
-    long journalCheckpointMillis() {
+    public long journalCheckpointMillis() {
         return journalCheckpointMillis;
     }
 
@@ -317,7 +317,7 @@ public final class StorageConfig {
         }
 
         /** See {@link StorageConfig#journalCheckpointMillis()}; tests hold writes in the journal with it. */
-        Builder journalCheckpointMillis(long millis) {
+        public Builder journalCheckpointMillis(long millis) {
             this.journalCheckpointMillis = millis;
             return this;
         }

@@ -131,16 +131,22 @@ public final class ObjectHost implements AutoCloseable {
 
     /**
      * A partition was lost (another server owns it now): every live object of its workspaces closes
-     * at once; nothing of theirs commits any more (the storage fence refuses it anyway).
+     * at once; nothing of theirs commits any more (the storage fence refuses it anyway). Completes
+     * when every one of them has closed and failed the requests it still queued with {@code why}.
      */
-    public void dropWorkspaces(Predicate<String> inPartition, String why) {
+    public CompletableFuture<Void> dropWorkspaces(Predicate<String> inPartition, String why) {
         HyphaException reason = new HyphaException(ErrorCode.UNAVAILABLE, why);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
         for (LiveObject o : live.values()) {
             if (inPartition.test(o.id().workspace())) {
-                o.offer(new LiveObject.Terminate(new CompletableFuture<>(), reason));
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                if (o.offer(new LiveObject.Terminate(done, reason))) {
+                    all.add(done);
+                }
             }
         }
         alarms.cancelWhere(inPartition);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
     public ObjectContext context() {
