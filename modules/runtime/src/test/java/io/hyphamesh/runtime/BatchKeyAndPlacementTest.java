@@ -29,7 +29,7 @@ class BatchKeyAndPlacementTest {
 
     @Test
     void aKeyIsKeptAcrossARestartForItsRetentionThenItsRecordIsGone() throws Exception {
-        try (TestServer server = TestServer.start(Map.of("batch.key-retention", "3s"))) {
+        try (TestServer server = TestServer.start(Map.of("batch.key-retention", "20s"))) {
             String ws = server.newWorkspace();
             Batch b = Batch.create().incr("counter", "/n", 1).key("k1");
             try (HyphaClient c = server.client(ws, "admin", "a")) {
@@ -41,7 +41,7 @@ class BatchKeyAndPlacementTest {
                 assertEquals(1, c.doc("counter").get(T).value().asJsonObject().getInt("n"));
                 TestServer.Response listing = server.get("/v1/workspaces/" + ws + "/objects", server.token(ws, "admin", "x"));
                 assertTrue(listing.body().contains("_batch.k1"), "the record is listed: " + listing.body());
-                Awaitility.await("the key's record removed by its alarm").atMost(Duration.ofSeconds(15))
+                Awaitility.await("the key's record removed by its alarm").atMost(Duration.ofSeconds(60))
                         .until(() -> !server.get("/v1/workspaces/" + ws + "/objects", server.token(ws, "admin", "x"))
                                 .body().contains("_batch.k1"));
                 BatchResult again = c.batch(b, T);

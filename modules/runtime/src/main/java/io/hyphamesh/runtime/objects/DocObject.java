@@ -482,7 +482,8 @@ public final class DocObject extends LiveObject {
 
     @Override
     protected long batchPosition() {
-        return version;
+        // a Doc past its deadline is missing, even before its alarm removed it
+        return DocTtl.expired(deadline(), System.currentTimeMillis()) ? 0 : version;
     }
 
     @Override
@@ -492,12 +493,14 @@ public final class DocObject extends LiveObject {
 
     /** The fields a write changes: a batch puts them back when one of its operations fails. */
     private record Saved(long objId, long createdAt, long lastActivity, JsonValue value, String valueText,
-                         boolean textStale, long textLength, boolean rowPending, long version) {
+                         boolean textStale, long textLength, boolean rowPending, long version,
+                         Optional<Instant> alarmAt) {
     }
 
     @Override
     protected Object batchSave() {
-        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version);
+        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version,
+                alarmAt);
     }
 
     @Override
@@ -512,6 +515,11 @@ public final class DocObject extends LiveObject {
         textLength = s.textLength();
         rowPending = s.rowPending();
         version = s.version();
+        // the deadline too, armed again (a put with ttl_ms in the batch re-armed the Doc's timer)
+        alarmAt = s.alarmAt();
+        if (alarmAt.isPresent()) {
+            armLoadedAlarm(alarmAt);
+        }
     }
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */
