@@ -53,6 +53,23 @@ import io.hyphamesh.api.HyphaException;
  * more waiting, and runs checkpoints, recovery probes and the last commit at close. {@link #submit}
  * is safe from any thread. Waiters' callbacks run on the thread that committed, so they must be
  * short and never block for long.
+ *
+ * <p>A store may put a write-ahead log in front of its database ({@link WriteAheadLog}; Derby's
+ * journal). The committer then sends each run of consecutive submissions the log {@linkplain
+ * WriteAheadLog#accepts accepts} to it, and the rest to the database as above, in submission order,
+ * through the log's two-method contract:
+ * <ol>
+ *   <li><b>append + fsync</b> ({@link WriteAheadLog#append}): one append and one fsync for the whole
+ *       run, and only then are its waiters completed; a failed append fails them all, nothing of
+ *       them is visible, and the store refuses writes until a probe succeeds;</li>
+ *   <li><b>checkpoint into the database</b> ({@link WriteAheadLog#applyTo}, then {@link
+ *       WriteAheadLog#markCheckpointed} in the same transaction, then {@link
+ *       WriteAheadLog#checkpointed} after the commit): when the log says it is due, when asked
+ *       ({@link #checkpointNow}), before any database transaction that must see the log's writes
+ *       ({@link WriteAheadLog#mustCheckpointBefore}), and at close. A failed checkpoint leaves the
+ *       writes in the log, durable; whether its commit landed after all is read back ({@link
+ *       WriteAheadLog#derbyHoldsGeneration}) before the log is appended to again.</li>
+ * </ol>
  */
 public final class GroupCommitter {
     private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());

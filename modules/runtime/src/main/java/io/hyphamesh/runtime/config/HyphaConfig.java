@@ -13,6 +13,7 @@ import java.util.Optional;
 
 import io.helidon.config.Config;
 import io.helidon.config.ConfigSources;
+import io.hyphamesh.storage.StorageConfig;
 
 /**
  * The server's configuration: every key is listed in {@link #SETTINGS}, with its default. Values
@@ -45,8 +46,9 @@ public final class HyphaConfig {
             new Setting("storage.page-cache-bytes", "", "bytes all Derby shards' page caches may hold together (counted at 32 KiB a page); default an eighth of the maximum heap"),
             new Setting("storage.read-connections", "4", "read connections per shard"),
             new Setting("storage.durable", "true", "fsync every commit; false only for throwaway benchmarks"),
-            new Setting("storage.doc-journal", "true", "Derby: Doc writes go to a journal file per shard (fsynced per group commit) and into Derby about once a second"),
-            new Setting("storage.log-journal", "true", "Derby, with storage.doc-journal: Log appends, producer marks and truncations go to that journal too"),
+            new Setting("storage.journal", "all", "Derby: which writes go to each shard's write-ahead journal (fsynced per group commit, written into Derby about once a second): all (Doc and Log writes), docs (Doc rows only) or off (every write a Derby transaction)"),
+            new Setting("storage.doc-journal", "", "deprecated alias (warns at start): false is storage.journal=off; true leaves storage.journal as set"),
+            new Setting("storage.log-journal", "", "deprecated alias (warns at start): false, with the Doc journal on, is storage.journal=docs"),
             new Setting("storage.url", "", "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); empty: embedded Derby under data-dir"),
             new Setting("storage.user", "", "PostgreSQL user"),
             new Setting("storage.password", "", "PostgreSQL password (prefer storage.password-file)"),
@@ -390,6 +392,8 @@ public final class HyphaConfig {
     public static final class Builder {
         private final Map<String, String> values = new LinkedHashMap<>();
         private final List<String> warnings = new ArrayList<>();
+        /** Keys given by the file, the environment or an argument (not left at their default). */
+        private final java.util.Set<String> given = new java.util.HashSet<>();
 
         private Builder() {
             for (Setting s : SETTINGS) {
@@ -406,6 +410,7 @@ public final class HyphaConfig {
                         + " (see --help)");
             }
             values.put(key, value);
+            given.add(key);
             return this;
         }
 
@@ -418,7 +423,10 @@ public final class HyphaConfig {
                 Config c = Config.just(ConfigSources.file(file));
                 Config root = c.get("hypha");
                 for (Setting s : SETTINGS) {
-                    root.get(s.key()).asString().ifPresent(v -> values.put(s.key(), v));
+                    root.get(s.key()).asString().ifPresent(v -> {
+                        values.put(s.key(), v);
+                        given.add(s.key());
+                    });
                 }
                 for (Config node : root.traverse().filter(Config::isLeaf).toList()) {
                     String key = node.key().toString().substring("hypha.".length());
@@ -437,6 +445,7 @@ public final class HyphaConfig {
             for (String k : PATH_KEYS) {
                 all.computeIfPresent(k, HyphaConfig::normalizedPath);
             }
+            foldJournalAliases(all);
             HyphaConfig c = new HyphaConfig(all, warnings);
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
@@ -450,6 +459,42 @@ public final class HyphaConfig {
                 }
             }
             return c;
+        }
+
+        /**
+         * {@code storage.doc-journal} and {@code storage.log-journal}, the two booleans {@code
+         * storage.journal} replaced, still work: they set {@code storage.journal} (as
+         * before: doc off is {@code off}; doc on and log off is {@code docs}; both on is {@code all})
+         * with one warning naming the key to use. Given beside {@code storage.journal} they must
+         * agree with it. Every spelling of {@code storage.journal} is checked here, at start.
+         */
+        private void foldJournalAliases(Map<String, String> all) {
+            String doc = all.get("storage.doc-journal").trim();
+            String log = all.get("storage.log-journal").trim();
+            if (!doc.isEmpty() || !log.isEmpty()) {
+                boolean d = doc.isEmpty() || parseBool("storage.doc-journal", doc);
+                boolean l = log.isEmpty() || parseBool("storage.log-journal", log);
+                String implied = !d ? "off" : l ? "all" : "docs";
+                String old = (doc.isEmpty() ? "" : "storage.doc-journal=" + doc) + (doc.isEmpty() || log.isEmpty() ? "" : ", ")
+                        + (log.isEmpty() ? "" : "storage.log-journal=" + log);
+                if (given.contains("storage.journal")
+                        && !StorageConfig.Journal.parse(all.get("storage.journal")).key().equals(implied)) {
+                    throw new IllegalArgumentException("storage.journal=" + all.get("storage.journal").trim()
+                            + " contradicts the deprecated " + old + " (which mean storage.journal=" + implied
+                            + "); keep storage.journal only");
+                }
+                all.put("storage.journal", implied);
+                warnings.add(old + " is deprecated: use storage.journal=" + implied + " (HYPHA_STORAGE_JOURNAL)");
+            }
+            all.put("storage.journal", StorageConfig.Journal.parse(all.get("storage.journal")).key());
+        }
+
+        private static boolean parseBool(String key, String v) {
+            return switch (v.toLowerCase(Locale.ROOT)) {
+                case "true", "yes", "on", "1" -> true;
+                case "false", "no", "off", "0" -> false;
+                default -> throw new IllegalArgumentException("configuration key '" + key + "' must be true or false");
+            };
         }
     }
 }

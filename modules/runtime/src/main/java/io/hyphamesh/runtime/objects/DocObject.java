@@ -186,7 +186,8 @@ public final class DocObject extends LiveObject {
      * {@code {"ev", "expired": true, "version": 0}} once the deletion is committed.
      */
     private void expireIfDue(long now) {
-        if (!DocTtl.expired(deadline(), now)) {
+        // a batch key's alarm is its record's retention, which host/Batch checks itself
+        if (id.isBatchKey() || !DocTtl.expired(deadline(), now)) {
             return;
         }
         alarmAt = Optional.empty();
@@ -225,6 +226,10 @@ public final class DocObject extends LiveObject {
         });
     }
 
+    /**
+     * The alarm: a Doc's expiry (ttl_ms), or a batch key's record (host/Batch), which removes itself
+     * when its alarm, set at its retention's end, fires.
+     */
     @Override
     protected void onAlarm() {
         if (id.isBatchKey()) {
@@ -493,8 +498,7 @@ public final class DocObject extends LiveObject {
 
     /** The fields a write changes: a batch puts them back when one of its operations fails. */
     private record Saved(long objId, long createdAt, long lastActivity, JsonValue value, String valueText,
-                         boolean textStale, long textLength, boolean rowPending, long version,
-                         Optional<Instant> alarmAt) {
+                         boolean textStale, long textLength, boolean rowPending, long version, Optional<Instant> alarm) {
     }
 
     @Override
@@ -515,11 +519,9 @@ public final class DocObject extends LiveObject {
         textLength = s.textLength();
         rowPending = s.rowPending();
         version = s.version();
-        // the deadline too, armed again (a put with ttl_ms in the batch re-armed the Doc's timer)
-        alarmAt = s.alarmAt();
-        if (alarmAt.isPresent()) {
-            armLoadedAlarm(alarmAt);
-        }
+        // the expiry (ttl_ms) the failed batch set goes back too, with its timer
+        alarmAt = s.alarm();
+        alarmAt.ifPresent(a -> armLoadedAlarm(alarmAt));
     }
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */

@@ -3,22 +3,18 @@ package io.hyphamesh.storage.derby;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.zip.CRC32C;
 
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
@@ -30,10 +26,11 @@ import io.hyphamesh.storage.WriteAheadLog;
 import io.hyphamesh.storage.WriteConnection;
 
 /**
- * The writes of one Derby shard since its last checkpoint that Derby does not hold yet, kept in an
- * append-only file of their own ({@code db/doc-journal-N}): Doc rows (the first use, hence the
- * name) and, with {@code storage.log-journal}, every object's row and a Log's entries, producer
- * marks and truncations. A submission made only of such writes is one group of records appended
+ * The write-ahead log of one Derby shard ({@link WriteAheadLog}, whose two-operation contract,
+ * append + fsync and checkpoint into the database, its committer drives): the writes since its
+ * last checkpoint that Derby does not hold yet, kept in an append-only file of their own ({@code
+ * db/doc-journal-N}): Doc rows (the first use, hence the name) and, with {@code
+ * storage.journal=all}, every object's row and a Log's entries, producer marks and truncations. A submission made only of such writes is one group of records appended
  * and fsynced with every other such submission of that group commit, instead of a Derby
  * transaction; its acknowledgement still waits for that fsync. Reads see them at once: the newest
  * row of every journaled object is kept in memory ({@link #get}), and what the journal holds of
@@ -45,16 +42,17 @@ import io.hyphamesh.storage.WriteConnection;
  * checkpoint, instead of a transaction per group.
  * <p>
  * File: a 16-byte header (magic, generation), then records {@code [length][CRC32C][type][payload]},
- * the checksum taken over the generation and the record. The file is preallocated with zeros a MiB at a
+ * the checksum taken over the generation and the record; the layout is {@link JournalFormat}'s,
+ * this class does the file's I/O. The file is preallocated with zeros a MiB at a
  * time and emptied by rewriting its header under the next generation, not by cutting it: a record
  * then overwrites blocks the file already has, and its fsync has no file size to record (measured
  * here: 54-66 µs per 300-byte write and fsync instead of 84-115 µs for a file that grows). The
  * previous generations' records behind the header fail their checksum, as do the zeros. At open a
  * file whose generation Derby already recorded is dropped (its writes were checkpointed before the
  * file was emptied); otherwise its records up to the first torn or damaged one are the newest
- * writes and are checkpointed first. Files of the earlier formats ({@code HYJOURN1}: checksums over
- * the row alone, cut to empty; {@code HYJOURN2}: records without a type, rows alone) are still read,
- * and written on (with Doc rows only) until their first checkpoint. Every mutation happens on the
+ * writes and are checkpointed first. A file of a pre-release format ({@code HYJOURN1}, {@code
+ * HYJOURN2}) is dropped when Derby holds its generation and otherwise fails the open: their readers
+ * are gone. Every mutation happens on the
  * shard's committer thread; {@link #get}, {@link #rows} and {@link #log} are safe from any thread.
  */
 final class DocJournal implements WriteAheadLog {
@@ -62,20 +60,10 @@ final class DocJournal implements WriteAheadLog {
 
     /** Key in the shard's own {@code settings} table: the last generation written into Derby. */
     static final String CHECKPOINTED = "storage.doc-journal.checkpointed";
-    private static final long MAGIC_V1 = 0x48594a4f55524e31L; // "HYJOURN1"
-    private static final long MAGIC_V2 = 0x48594a4f55524e32L; // "HYJOURN2"
-    private static final long MAGIC = 0x48594a4f55524e33L; // "HYJOURN3"
-    // record types (HYJOURN3: a record starts with one; the first two formats hold rows alone)
-    private static final byte ROW = 1;
-    private static final byte ENTRIES = 2;
-    private static final byte MARK = 3;
-    private static final byte TRUNCATE = 4;
-    private static final int HEADER = 16;
+    private static final int HEADER = JournalFormat.HEADER;
     /** Zeros written ahead of the records, at least this much at a time. */
     private static final long PREALLOCATE = 1L << 20;
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 * 1024);
-    /** The encoding buffer is made this small again after a larger group. */
-    private static final int KEEP_BUFFER_BYTES = 256 * 1024;
     /**
      * Newest rows larger than this together are checkpointed at once: until a checkpoint they
      * take disk space twice (here, then in Derby), and on a full disk the space Derby needs to take
@@ -105,11 +93,9 @@ final class DocJournal implements WriteAheadLog {
     private static final long ALL_LOGS = Long.MIN_VALUE;
     /** Writes wait at most this long in the journal before they are written into Derby. */
     private final long checkpointNanos;
-    private final CRC32C crc = new CRC32C();
+    private final JournalFormat format = new JournalFormat();
     private FileChannel ch;
     private long generation;
-    // the file's format (1, 2, 3): below 3 while a file read back at open is still written on
-    private int format = 3;
     private long size;
     // the file's length: records below it overwrite zeros or older generations' records
     private long allocated;
@@ -123,7 +109,6 @@ final class DocJournal implements WriteAheadLog {
     private boolean retired;
     /** Checkpoints completed: a reader that merges Derby's rows and the journal's reads it before and after. */
     private volatile long checkpoints;
-    private ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
 
     private DocJournal(Path file, boolean durable, boolean logWrites, long checkpointNanos) {
         this.file = file;
@@ -148,7 +133,7 @@ final class DocJournal implements WriteAheadLog {
         long checkpointed = checkpointed(c);
         try {
             j.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            long fileGen = j.readBack();
+            long fileGen = j.readBack(checkpointed);
             if (fileGen > checkpointed) {
                 // its rows are newer than Derby's: keep appending after the last whole record; the
                 // committer's first step writes them into Derby
@@ -224,27 +209,34 @@ final class DocJournal implements WriteAheadLog {
         }
     }
 
-    /** Reads the file's records into memory; returns its generation (0: empty or not a journal). */
-    private long readBack() throws IOException {
+    /**
+     * Reads the file's records into memory; returns its generation (0: empty or not a journal).
+     * {@code checkpointed} is the generation Derby holds: a file of a pre-release format whose
+     * generation Derby holds is obsolete (every write in it was checkpointed) and is dropped; one
+     * that may still hold writes Derby lacks fails the open ({@link JournalFormat} no longer reads
+     * those formats), and so does a later format.
+     */
+    private long readBack(long checkpointed) throws IOException {
         long length = ch.size();
         size = 0;
         ByteBuffer head = ByteBuffer.allocate(HEADER);
         if (length < HEADER || !readFully(head, 0)) {
             return 0;
         }
-        long magic = head.getLong(0);
-        if (magic != MAGIC && magic != MAGIC_V2 && magic != MAGIC_V1) {
-            if ((magic >>> 8) == (MAGIC >>> 8)) {
-                // a later format ("HYJOURN" and another digit): it may hold acknowledged writes this
-                // version cannot read, so it must not be taken for an empty file and overwritten
-                throw new IOException("the journal is in format " + (char) (magic & 0xff) + ", newer than this"
-                        + " server reads (up to 3); start the version that wrote it, and stop it cleanly"
-                        + " (an empty journal is read by every version)");
-            }
+        JournalFormat.Header h = JournalFormat.readHeader(head).orElse(null);
+        if (h == null) {
             return 0;
         }
-        format = magic == MAGIC ? 3 : magic == MAGIC_V2 ? 2 : 1;
-        long gen = head.getLong(8);
+        long gen = h.generation();
+        if (h.format() != JournalFormat.CURRENT) {
+            if (gen <= checkpointed) {
+                return 0;
+            }
+            throw new IOException("the journal is in the pre-release format " + h.format() + " and may hold writes"
+                    + " Derby does not have (generation " + gen + ", Derby holds " + checkpointed + "); this version"
+                    + " reads format " + JournalFormat.CURRENT + " only: start the version that wrote it, and stop it"
+                    + " cleanly (that leaves a journal every version reads)");
+        }
         size = HEADER;
         // record by record, up to the first torn or damaged one: the file keeps its length (zeros,
         // older generations), so it is not read whole, but a MiB at a time (a record per group
@@ -260,15 +252,10 @@ final class DocJournal implements WriteAheadLog {
                 break;
             }
             int at = w.offset(size + 8);
-            if (checksum(gen, w.buf.array(), at, len) != sum) {
+            if (format.checksum(gen, w.buf.array(), at, len) != sum) {
                 break;
             }
-            ByteBuffer rec = w.buf.slice(at, len);
-            if (format < 3) {
-                remember(decodeRow(rec));
-            } else {
-                readRecord(rec);
-            }
+            remember(JournalFormat.decode(w.buf.slice(at, len)));
             size += 8 + len;
         }
         return gen;
@@ -325,7 +312,7 @@ final class DocJournal implements WriteAheadLog {
 
     /**
      * True when the submission goes to the journal: every write is a Doc's row, or (with Log
-     * writes on, in a file of the current format) an object's row, Log entries, a producer mark
+     * writes on) an object's row, Log entries, a producer mark
      * or a truncation. Deletions and catalog writes go to Derby, and so do Log entries that do not
      * continue their Log exactly (the sequence after the last one the journal or Derby holds, and
      * consecutive): Derby then decides as it always has (a duplicate fails its submission), and
@@ -338,7 +325,7 @@ final class DocJournal implements WriteAheadLog {
         if (disabled || writes.isEmpty()) {
             return false;
         }
-        boolean any = logWrites && format >= 3;
+        boolean any = logWrites;
         Map<Long, Long> ends = null;
         for (Write w : writes) {
             boolean ok = switch (w) {
@@ -471,13 +458,7 @@ final class DocJournal implements WriteAheadLog {
      */
     @Override
     public void append(List<List<Write>> writes) throws IOException {
-        buf.clear();
-        for (List<Write> ws : writes) {
-            for (Write w : ws) {
-                encode(w);
-            }
-        }
-        buf.flip();
+        ByteBuffer buf = format.encode(writes, generation);
         long at = size;
         if (at + buf.remaining() > allocated) {
             preallocate(at + buf.remaining());
@@ -498,9 +479,7 @@ final class DocJournal implements WriteAheadLog {
                 remember(w);
             }
         }
-        if (buf.capacity() > KEEP_BUFFER_BYTES) {
-            buf = ByteBuffer.allocate(KEEP_BUFFER_BYTES);
-        }
+        format.shrink();
     }
 
     /** Writes zeros from the file's end to at least {@code end}, a MiB or more at a time (fsynced with the records). */
@@ -718,8 +697,7 @@ final class DocJournal implements WriteAheadLog {
      */
     private void reset() throws IOException {
         generation++;
-        format = 3;
-        ByteBuffer h = ByteBuffer.allocate(HEADER).putLong(MAGIC).putLong(generation).flip();
+        ByteBuffer h = JournalFormat.header(generation);
         long at = 0;
         while (h.hasRemaining()) {
             at += ch.write(h, at);
@@ -740,135 +718,6 @@ final class DocJournal implements WriteAheadLog {
             } catch (IOException e) {
                 LOG.log(Level.FINE, "closing " + file, e);
             }
-        }
-    }
-
-    // ------------------------------------------------------------------ record encoding
-
-    /**
-     * One record: {@code [length][CRC32C][payload]}; a file of the current format starts each
-     * payload with its type. Rows in a file of an older format are written as that format has them.
-     */
-    private void encode(Write w) {
-        ensure(32);
-        int start = buf.position();
-        buf.putInt(0).putInt(0);
-        switch (w) {
-            case Write.PutObject p -> {
-                if (format >= 3) {
-                    buf.put(ROW);
-                }
-                encodeRow(p.row());
-            }
-            case Write.AppendEntries a -> {
-                buf.put(ENTRIES).putLong(a.objectId()).putInt(a.entries().size());
-                for (LogEntry e : a.entries()) {
-                    byte[] body = e.body().getBytes(StandardCharsets.UTF_8);
-                    ensure(20 + body.length);
-                    buf.putLong(e.seq()).putLong(e.timestamp()).putInt(body.length).put(body);
-                }
-            }
-            case Write.ProducerMark m -> {
-                byte[] producer = m.producer().getBytes(StandardCharsets.UTF_8);
-                ensure(1 + 8 + 4 + producer.length + 17);
-                buf.put(MARK).putLong(m.objectId()).putInt(producer.length).put(producer).putLong(m.pseq())
-                        .putLong(m.seq()).put((byte) (m.indexEntry() ? 1 : 0));
-            }
-            case Write.Truncate t -> buf.put(TRUNCATE).putLong(t.objectId()).putLong(t.beforeSeq());
-            default -> throw new IllegalArgumentException("not a journal write: " + w.getClass().getSimpleName());
-        }
-        int len = buf.position() - start - 8;
-        buf.putInt(start, len);
-        buf.putInt(start + 4, checksum(generation, buf.array(), start + 8, len));
-    }
-
-    private void encodeRow(ObjectRow r) {
-        byte[] ws = r.objectId().workspace().getBytes(StandardCharsets.UTF_8);
-        byte[] name = r.objectId().name().getBytes(StandardCharsets.UTF_8);
-        ensure(8 * 9 + 2 + 4 * 3 + ws.length + name.length + r.state().length);
-        buf.putLong(r.id()).putShort((short) r.objectId().kind().ordinal());
-        buf.putInt(ws.length).put(ws).putInt(name.length).put(name);
-        buf.putLong(r.version()).putLong(r.firstSeq()).putLong(r.lastSeq()).putLong(r.entries()).putLong(r.bytes())
-                .putLong(r.createdAt()).putLong(r.lastActivity()).putLong(r.alarmAt().orElse(Long.MIN_VALUE));
-        buf.putInt(r.state().length).put(r.state());
-    }
-
-    /** A record of the current format, read back at open. */
-    private void readRecord(ByteBuffer b) {
-        byte type = b.get();
-        switch (type) {
-            case ROW -> remember(decodeRow(b));
-            case ENTRIES -> {
-                long obj = b.getLong();
-                int n = b.getInt();
-                List<LogEntry> es = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    long seq = b.getLong();
-                    long ts = b.getLong();
-                    byte[] body = new byte[b.getInt()];
-                    b.get(body);
-                    es.add(new LogEntry(seq, ts, new String(body, StandardCharsets.UTF_8)));
-                }
-                remember(new Write.AppendEntries(obj, es));
-            }
-            case MARK -> {
-                long obj = b.getLong();
-                String producer = string(b);
-                long pseq = b.getLong();
-                long seq = b.getLong();
-                remember(new Write.ProducerMark(obj, producer, pseq, seq, b.get() != 0));
-            }
-            case TRUNCATE -> {
-                long obj = b.getLong();
-                remember(new Write.Truncate(obj, b.getLong()));
-            }
-            default -> throw new IllegalStateException("unknown journal record type " + type);
-        }
-    }
-
-    /** A record's checksum: over its generation (not in the first format) and its row. */
-    private int checksum(long gen, byte[] b, int off, int len) {
-        crc.reset();
-        if (format >= 2) {
-            for (int shift = 56; shift >= 0; shift -= 8) {
-                crc.update((int) (gen >>> shift) & 0xff);
-            }
-        }
-        crc.update(b, off, len);
-        return (int) crc.getValue();
-    }
-
-    private static ObjectRow decodeRow(ByteBuffer b) {
-        long id = b.getLong();
-        ObjectKind kind = ObjectKind.values()[b.getShort()];
-        String ws = string(b);
-        String name = string(b);
-        long version = b.getLong();
-        long firstSeq = b.getLong();
-        long lastSeq = b.getLong();
-        long entries = b.getLong();
-        long bytes = b.getLong();
-        long createdAt = b.getLong();
-        long lastActivity = b.getLong();
-        long alarm = b.getLong();
-        byte[] state = new byte[b.getInt()];
-        b.get(state);
-        return new ObjectRow(id, new ObjectId(ws, kind, name), version, state, firstSeq, lastSeq, entries, bytes,
-                createdAt, lastActivity, alarm == Long.MIN_VALUE ? Optional.empty() : Optional.of(alarm));
-    }
-
-    private static String string(ByteBuffer b) {
-        byte[] s = new byte[b.getInt()];
-        b.get(s);
-        return new String(s, StandardCharsets.UTF_8);
-    }
-
-    private void ensure(int more) {
-        if (buf.remaining() < more) {
-            ByteBuffer bigger = ByteBuffer.allocate(Math.max(buf.capacity() * 2, buf.position() + more));
-            buf.flip();
-            bigger.put(buf);
-            buf = bigger;
         }
     }
 }

@@ -268,7 +268,7 @@ class DerbyFullDiskTest {
         try (Storage again = Storage.open(config)) {
             assertDocs(again, acked, state);
         }
-        try (Storage derbyOnly = Storage.open(StorageConfig.builder().dataDir(data).shards(1).docJournal(false)
+        try (Storage derbyOnly = Storage.open(StorageConfig.builder().dataDir(data).shards(1).journal(StorageConfig.Journal.OFF)
                 .build())) {
             assertDocs(derbyOnly, acked, state);
         }

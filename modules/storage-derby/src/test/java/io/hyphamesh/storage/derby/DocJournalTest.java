@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
+import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Storage;
@@ -24,7 +25,9 @@ import io.hyphamesh.storage.WriteOwner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Derby's Doc journal: what a crash leaves in it comes back, what Derby already holds does not. */
@@ -33,7 +36,8 @@ class DocJournalTest {
     Path dir;
 
     private Storage open(boolean journal) {
-        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(journal).build());
+        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1)
+                .journal(journal ? StorageConfig.Journal.ALL : StorageConfig.Journal.OFF).build());
     }
 
     private static ObjectRow doc(long id, String name, long version, String json) {
@@ -130,19 +134,13 @@ class DocJournalTest {
         }
     }
 
-    @Test
-    void aJournalOfTheFirstFormatIsReadBack() throws Exception {
-        long a;
-        try (Storage s = open(true)) {
-            a = s.newObjectId(0);
-        }
-        // what a killed server of the previous version left: "HYJOURN1", generation 1, checksums over the row alone
-        ObjectRow row = doc(a, "old", 4, "{\"kept\":true}");
-        byte[] ws = "w".getBytes(StandardCharsets.UTF_8);
-        byte[] name = "old".getBytes(StandardCharsets.UTF_8);
+    /** What a killed server of a pre-release version left: "HYJOURN1", checksums over the row alone. */
+    private static byte[] firstFormatJournal(long generation, ObjectRow row) {
+        byte[] ws = row.objectId().workspace().getBytes(StandardCharsets.UTF_8);
+        byte[] name = row.objectId().name().getBytes(StandardCharsets.UTF_8);
         int len = 8 * 9 + 2 + 4 * 3 + ws.length + name.length + row.state().length;
         ByteBuffer b = ByteBuffer.allocate(16 + 8 + len);
-        b.putLong(0x48594a4f55524e31L).putLong(1);
+        b.putLong(0x48594a4f55524e31L).putLong(generation);
         b.putInt(len).putInt(0);
         int start = b.position();
         b.putLong(row.id()).putShort((short) row.objectId().kind().ordinal());
@@ -153,13 +151,40 @@ class DocJournalTest {
         CRC32C crc = new CRC32C();
         crc.update(b.array(), start, len);
         b.putInt(start - 4, (int) crc.getValue());
-        Files.write(journalFile(), b.array());
+        return b.array();
+    }
+
+    @Test
+    void aPreReleaseJournalThatMayHoldWritesFailsTheOpenAndIsLeftAsItWas() throws Exception {
+        long a;
         try (Storage s = open(true)) {
-            assertEquals("{\"kept\":true}", state(s, "old"));
-            assertEquals(4, s.loadObject(ObjectId.doc("w", "old")).orElseThrow().version());
+            a = s.newObjectId(0);
         }
-        try (Storage s = open(false)) {
-            assertEquals("{\"kept\":true}", state(s, "old"), "written into Derby at the first start");
+        // Derby holds no generation yet: the file's generation 1 may hold writes it lacks
+        byte[] old = firstFormatJournal(1, doc(a, "old", 4, "{\"kept\":true}"));
+        Files.write(journalFile(), old);
+        HyphaException e = assertThrows(HyphaException.class, () -> open(true));
+        assertTrue(e.getMessage().contains("pre-release format 1"), e.getMessage());
+        assertArrayEquals(old, Files.readAllBytes(journalFile()), "the file is left for the version that wrote it");
+        assertThrows(HyphaException.class, () -> open(false), "nor does a server without the journal take it for empty");
+        assertArrayEquals(old, Files.readAllBytes(journalFile()));
+    }
+
+    @Test
+    void aPreReleaseJournalWhoseGenerationDerbyHoldsIsDropped() throws Exception {
+        long a;
+        try (Storage s = open(true)) {
+            a = s.newObjectId(0);
+            put(s, doc(a, "a", 1, "{\"v\":1}"));
+        }
+        // the close checkpointed generation 1: a pre-release file of that generation holds nothing Derby lacks
+        Files.write(journalFile(), firstFormatJournal(1, doc(a, "a", 9, "{\"stale\":true}")));
+        try (Storage s = open(true)) {
+            assertEquals("{\"v\":1}", state(s, "a"), "the obsolete file's row is not replayed");
+            put(s, doc(a, "a", 2, "{\"v\":2}"));
+        }
+        try (Storage s = open(true)) {
+            assertEquals("{\"v\":2}", state(s, "a"), "the journal was started over in the current format");
         }
     }
 
@@ -203,7 +228,7 @@ class DocJournalTest {
                 put(s, doc(a, "a", 1, "{\"v\":1}"));
                 s.backup(copy);
             }
-            try (Storage s = Storage.open(StorageConfig.builder().dataDir(copy).shards(1).docJournal(false).build())) {
+            try (Storage s = Storage.open(StorageConfig.builder().dataDir(copy).shards(1).journal(StorageConfig.Journal.OFF).build())) {
                 assertEquals("{\"v\":1}", s.loadObject(ObjectId.doc("w", "a"))
                         .map(r -> new String(r.state(), StandardCharsets.UTF_8)).orElse("(none)"));
             }

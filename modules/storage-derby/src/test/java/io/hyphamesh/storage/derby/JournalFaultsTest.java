@@ -74,7 +74,7 @@ class JournalFaultsTest {
 
     @Test
     void aCheckpointReportedFailedThatLandedIsNotWrittenTwiceAndLaterAppendsSurviveARestart() throws Exception {
-        Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(false).build()).close();
+        Storage.open(StorageConfig.builder().dataDir(dir).shards(1).journal(StorageConfig.Journal.OFF).build()).close();
         DerbyDialect dialect = new DerbyDialect();
         Path shard = dir.resolve("db").resolve("shard-0");
         Path file = dir.resolve("db").resolve("doc-journal-0");

@@ -49,7 +49,7 @@ class LogJournalTest {
 
     /** A store that reads and writes Derby alone (what is left in a journal is written into Derby first). */
     private Storage derbyOnly() {
-        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).docJournal(false).build());
+        return Storage.open(StorageConfig.builder().dataDir(dir).shards(1).journal(StorageConfig.Journal.OFF).build());
     }
 
     private static String body(long seq) {
