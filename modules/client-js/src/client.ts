@@ -5,6 +5,7 @@ import { checkInt, checkName, jsonText } from './names.js';
 import { InFlightWindow } from './window.js';
 import { Log } from './log.js';
 import { Doc } from './doc.js';
+import { Batch, type BatchOpResult, type BatchResult } from './batch.js';
 import { Presence } from './presence.js';
 import { Schedules } from './schedules.js';
 import { Artifacts } from './artifacts.js';
@@ -216,6 +217,18 @@ export class HyphaClient {
   /** A Doc of the workspace. */
   doc(name: string): Doc { return new Doc(this.requester(), checkName('Doc', name)); }
 
+  /**
+   * Applies `batch` all or nothing, in one commit (docs/PROTOCOL.md, `batch`). Rejects with the
+   * first failing operation's error (its `details.op` is the operation's index); nothing was applied.
+   * Sent again after a reconnect only when it has a key.
+   */
+  async batch(batch: Batch, opts?: RequestOptions): Promise<BatchResult> {
+    if (batch.ops.length === 0) throw badRequest('a batch needs at least one operation');
+    const f: Record<string, unknown> = { to: 'ws', op: 'batch', ops: batch.ops };
+    if (batch.idempotencyKey !== undefined) f.key = batch.idempotencyKey;
+    const ok = await this.request<{ results: BatchOpResult[]; duplicate?: boolean }>(f, batch.idempotencyKey !== undefined, opts);
+    return { results: ok.results, duplicate: ok.duplicate === true };
+  }
   /** The workspace's schedules (docs/PROTOCOL.md#schedules-on-ws). */
   schedules(): Schedules { return new Schedules(this.requester()); }
 

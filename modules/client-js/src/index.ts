@@ -10,6 +10,8 @@ export { HyphaError, ERROR_CODES, HTTP_STATUS } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { Log, LogSubscription } from './log.js';
 export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Idempotence, SubscribeOptions } from './log.js';
+export { Batch } from './batch.js';
+export type { BatchResult, BatchOpResult } from './batch.js';
 export { Doc, DocSubscription } from './doc.js';
 export type { DocValue, DocEvent, Increment, WriteOptions } from './doc.js';
 export { Schedules } from './schedules.js';

@@ -487,7 +487,8 @@ public final class DocObject extends LiveObject {
 
     @Override
     protected long batchPosition() {
-        return version;
+        // a Doc past its deadline is missing, even before its alarm removed it
+        return DocTtl.expired(deadline(), System.currentTimeMillis()) ? 0 : version;
     }
 
     @Override

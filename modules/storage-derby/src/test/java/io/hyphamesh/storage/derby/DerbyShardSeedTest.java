@@ -39,7 +39,7 @@ class DerbyShardSeedTest {
         Map<Integer, ObjectId> onShard = new HashMap<>();
         try (Storage storage = Storage.open(config)) {
             for (int i = 0; onShard.size() < SHARDS; i++) {
-                ObjectId oid = ObjectId.log("w", "log" + i);
+                ObjectId oid = ObjectId.log("w" + i, "log" + i);
                 onShard.putIfAbsent(storage.shardOf(oid), oid);
             }
             for (Map.Entry<Integer, ObjectId> e : onShard.entrySet()) {
@@ -140,7 +140,7 @@ class DerbyShardSeedTest {
         ObjectId oid = null;
         try (Storage storage = DerbyStorage.open(config, false)) {
             for (int i = 0; oid == null; i++) {
-                ObjectId candidate = ObjectId.log("w", "log" + i);
+                ObjectId candidate = ObjectId.log("w" + i, "log" + i);
                 oid = storage.shardOf(candidate) == 0 ? candidate : null;
             }
             long id = storage.newObjectId(0);
