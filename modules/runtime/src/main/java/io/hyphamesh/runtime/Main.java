@@ -64,7 +64,8 @@ public final class Main {
             if (!server.lastDrain().isEmpty()) {
                 say(server.lastDrain());
             }
-            say("stopped (storage committed and closed)");
+            say(server.lastStop().isEmpty() ? "stopped (storage committed and closed)"
+                    : server.lastStop() + " (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();

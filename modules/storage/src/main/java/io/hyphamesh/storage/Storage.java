@@ -31,6 +31,28 @@ import io.hyphamesh.api.ObjectId;
 public interface Storage extends AutoCloseable {
 
     /**
+     * Does the part of {@link #open} that needs nothing of the data directory, before its lock is
+     * taken (a restart's new process does it while the old one still drains and commits): for Derby
+     * it boots the engine and runs the schema's migrations and a query on a throwaway in-memory
+     * database, so that the classes, Derby's SQL compiler and the JIT are warm when the shards open.
+     * It writes nothing under the data directory (Derby's own log is held in memory until {@link
+     * #open} names its file). Nothing for PostgreSQL; nothing when Derby's engine already runs in
+     * this JVM or the data directory has no {@code db/derby.properties} yet (the engine reads it
+     * once, when it boots, and only {@link #open} may write it). A failure is logged and left to
+     * {@link #open}, which does the same work itself. {@code stillWaiting} is asked after the
+     * engine's boot: false (the data directory is free already) skips the warm-up, whose work the
+     * open would then only wait for. The open must not start before this returned.
+     */
+    static void prepare(StorageConfig config, java.util.function.BooleanSupplier stillWaiting) {
+        for (StorageProvider p : java.util.ServiceLoader.load(StorageProvider.class, Storage.class.getClassLoader())) {
+            if (p.accepts(config)) {
+                p.prepare(config, stillWaiting);
+                return;
+            }
+        }
+    }
+
+    /**
      * Opens (creating and migrating if needed) the store the configuration names: the Derby
      * databases under the data directory, or the PostgreSQL database of {@link StorageConfig#url()}.
      * The store is found with {@link java.util.ServiceLoader}: the first {@link StorageProvider}

@@ -20,4 +20,8 @@ public interface StorageProvider {
 
     /** Opens the store; see {@link Storage#open}. */
     Storage open(StorageConfig config);
+
+    /** What can be done before the data directory is this process's; see {@link Storage#prepare}. Nothing by default. */
+    default void prepare(StorageConfig config, java.util.function.BooleanSupplier stillWaiting) {
+    }
 }

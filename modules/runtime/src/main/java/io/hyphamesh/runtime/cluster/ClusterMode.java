@@ -146,8 +146,12 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
 
     @Override
     public void released(int partition, Optional<URI> newOwner) {
-        transport.movedSockets(inPartition(partition));
-        transport.unhold(partition);
+        try {
+            transport.movedSockets(inPartition(partition));
+        } finally {
+            // never left behind: a partition acquired here again later must not find its requests held
+            transport.unhold(partition);
+        }
     }
 
     @Override

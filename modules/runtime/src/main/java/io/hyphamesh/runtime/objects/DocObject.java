@@ -186,7 +186,8 @@ public final class DocObject extends LiveObject {
      * {@code {"ev", "expired": true, "version": 0}} once the deletion is committed.
      */
     private void expireIfDue(long now) {
-        if (!DocTtl.expired(deadline(), now)) {
+        // a batch key's alarm is its record's retention, which host/Batch checks itself
+        if (id.isBatchKey() || !DocTtl.expired(deadline(), now)) {
             return;
         }
         alarmAt = Optional.empty();
@@ -225,6 +226,10 @@ public final class DocObject extends LiveObject {
         });
     }
 
+    /**
+     * The alarm: a Doc's expiry (ttl_ms), or a batch key's record (host/Batch), which removes itself
+     * when its alarm, set at its retention's end, fires.
+     */
     @Override
     protected void onAlarm() {
         if (id.isBatchKey()) {
@@ -492,12 +497,13 @@ public final class DocObject extends LiveObject {
 
     /** The fields a write changes: a batch puts them back when one of its operations fails. */
     private record Saved(long objId, long createdAt, long lastActivity, JsonValue value, String valueText,
-                         boolean textStale, long textLength, boolean rowPending, long version) {
+                         boolean textStale, long textLength, boolean rowPending, long version, Optional<Instant> alarm) {
     }
 
     @Override
     protected Object batchSave() {
-        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version);
+        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version,
+                alarmAt);
     }
 
     @Override
@@ -512,6 +518,9 @@ public final class DocObject extends LiveObject {
         textLength = s.textLength();
         rowPending = s.rowPending();
         version = s.version();
+        // the expiry (ttl_ms) the failed batch set goes back too, with its timer
+        alarmAt = s.alarm();
+        alarmAt.ifPresent(a -> armLoadedAlarm(alarmAt));
     }
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */

@@ -432,6 +432,14 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 params = "{\"path\":" + r.frame().raw("path") + ",\"delta\":" + r.frame().raw("delta")
                         + (floor == null ? "" : ",\"floor\":" + floor) + "}";
             }
+            case TOUCH -> {
+                action = "doc.touch";
+                params = "{\"ttl_ms\":" + r.frame().raw("ttl_ms") + "}";
+            }
+            case BATCH -> {
+                action = "batch";
+                params = "{\"bytes\":" + rawLength(r, "ops") + "}";
+            }
             case PATCH -> {
                 action = "doc.patch";
                 params = "{\"path\":" + r.frame().raw("path") + ",\"bytes\":" + rawLength(r, "value") + "}";

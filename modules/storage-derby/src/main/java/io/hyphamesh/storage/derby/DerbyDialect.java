@@ -25,6 +25,11 @@ final class DerbyDialect implements Dialect {
         return DRIVER.connect(url(shardDir), new Properties());
     }
 
+    /** A connection to any Derby URL (an in-memory database's, for one). */
+    Connection connectUrl(String url) throws SQLException {
+        return DRIVER.connect(url, new Properties());
+    }
+
     /** JDBC URL that opens (creating if needed) the database of one shard. */
     String url(Path shardDir) {
         return "jdbc:derby:" + shardDir.toAbsolutePath() + ";create=true";

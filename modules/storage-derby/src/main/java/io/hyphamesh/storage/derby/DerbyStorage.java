@@ -76,7 +76,9 @@ final class DerbyStorage implements Storage {
         // shard 0 goes first and alone: it boots Derby's engine, and connections racing that boot
         // fail ("no Authentication Service")
         copyMissing(dbDir, count, fromTemplate);
-        bootEngine(dbDir, dialect, fromTemplate);
+        if (!PREPARED.get()) {
+            bootEngine(dbDir, dialect, fromTemplate);
+        }
         List<java.util.concurrent.CompletableFuture<Shard>> opening = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int index = i;
@@ -101,6 +103,70 @@ final class DerbyStorage implements Storage {
                                     boolean fromTemplate) {
         copyIfMissing(index, dbDir, fromTemplate);
         return Shard.open(index, dbDir.resolve("shard-" + index), dialect, config);
+    }
+
+    /** Set once {@link #prepare} booted the engine in this JVM (its log then goes through {@link DerbyErrorLog}). */
+    private static final java.util.concurrent.atomic.AtomicBoolean PREPARED = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** {@link Storage#prepare} for Derby. */
+    static void prepare(StorageConfig config, java.util.function.BooleanSupplier stillWaiting) {
+        Path dbDir = config.dataDir().resolve("db");
+        try {
+            if (System.getProperty("derby.system.home") != null || !Files.exists(dbDir.resolve("derby.properties"))
+                    || !Files.readString(dbDir.resolve("derby.properties")).equals(DERBY_PROPERTIES)) {
+                return; // an engine already booted here, or one that would boot with its MBeans (open writes the file)
+            }
+        } catch (IOException e) {
+            return;
+        }
+        if (!PREPARED.compareAndSet(false, true)) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        setIfAbsent("derby.stream.error.field", DerbyErrorLog.class.getName() + ".STREAM");
+        configureProperties(config);
+        setIfAbsent("derby.system.home", dbDir.toAbsolutePath().toString());
+        DerbyDialect dialect = new DerbyDialect();
+        String warm = "memory:hypha-warm-" + ProcessHandle.current().pid();
+        try {
+            // the engine boots with the first connection; an in-memory database is the cheapest way to it
+            dialect.connectUrl("jdbc:derby:" + warm + ";create=true").close();
+        } catch (SQLException | RuntimeException e) {
+            LOG.log(Level.FINE, "booting Derby before the data directory is ours failed; the open does it", e);
+            return;
+        }
+        long tBooted = System.nanoTime();
+        if (!stillWaiting.getAsBoolean()) {
+            dropQuietly(dialect, warm);
+            LOG.info(String.format(java.util.Locale.ROOT, "Derby's engine booted in %d ms before the data directory was"
+                    + " this process's (not warmed: the directory was free by then)", (tBooted - t0) / 1_000_000));
+            return;
+        }
+        try (Connection c = dialect.connectUrl("jdbc:derby:" + warm)) {
+            Migrations.apply(c, dialect);
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT MAX(id) FROM objects")) {
+                rs.next();
+            }
+        } catch (SQLException | RuntimeException e) {
+            LOG.log(Level.FINE, "warming Derby before the data directory is ours failed; the open does it", e);
+        } finally {
+            dropQuietly(dialect, warm);
+        }
+        LOG.info(String.format(java.util.Locale.ROOT, "Derby's engine booted in %d ms and warmed in %d ms before the data"
+                + " directory was this process's", (tBooted - t0) / 1_000_000, (System.nanoTime() - tBooted) / 1_000_000));
+    }
+
+    private static void dropQuietly(DerbyDialect dialect, String memoryDb) {
+        try {
+            dialect.connectUrl("jdbc:derby:" + memoryDb + ";drop=true").close();
+        } catch (SQLException e) {
+            // 08006: dropped, the success case
+        }
+    }
+
+    /** True when {@link #prepare} booted the engine in this JVM. */
+    static boolean prepared() {
+        return PREPARED.get();
     }
 
     /** Boots Derby's engine (and shard 0) with one connection, closed at once; the database stays booted. */
@@ -257,14 +323,24 @@ final class DerbyStorage implements Storage {
 
     static void configureDerby(StorageConfig config, Path dbDir) {
         // Derby reads these once per JVM when the engine boots; later stores in the same JVM share them.
-        setIfAbsent("derby.stream.error.file", dbDir.resolve("derby.log").toAbsolutePath().toString());
+        if (PREPARED.get()) {
+            // booted before the data directory was ours: its log was held until now
+            DerbyErrorLog.attach(dbDir.resolve("derby.log"));
+        } else {
+            setIfAbsent("derby.stream.error.file", dbDir.resolve("derby.log").toAbsolutePath().toString());
+        }
+        configureProperties(config);
+        withoutJmx(dbDir);
+    }
+
+    /** The engine's settings that are system properties alone (no file). */
+    private static void configureProperties(StorageConfig config) {
         setIfAbsent("derby.infolog.append", "true");
         setIfAbsent("derby.storage.pageCacheSize", Integer.toString(config.pageCacheSize()));
         setIfAbsent("derby.locks.escalationThreshold", "1000000");
         setIfAbsent("derby.storage.logBufferSize", "1048576");
         setIfAbsent("derby.language.statementCacheSize", "500");
         setIfAbsent("derby.locks.waitTimeout", "30");
-        withoutJmx(dbDir);
         if (!config.durable()) {
             System.setProperty("derby.system.durability", "test");
         }
@@ -278,11 +354,13 @@ final class DerbyStorage implements Storage {
      * the engine boots), so the data directory's {@code db/} is Derby's home and holds that one line.
      * Failing to write it costs only the time.
      */
+    private static final String DERBY_PROPERTIES = "# written by Hypha-Mesh at every start: Derby's management beans"
+            + " are not registered\nderby.module.mgmt.jmx=org.apache.derby.impl.services.jmxnone.NoManagementService\n";
+
     private static void withoutJmx(Path dbDir) {
         setIfAbsent("derby.system.home", dbDir.toAbsolutePath().toString());
         Path file = dbDir.resolve("derby.properties");
-        String text = "# written by Hypha-Mesh at every start: Derby's management beans are not registered\n"
-                + "derby.module.mgmt.jmx=org.apache.derby.impl.services.jmxnone.NoManagementService\n";
+        String text = DERBY_PROPERTIES;
         try {
             if (!Files.exists(file) || !Files.readString(file).equals(text)) {
                 Files.writeString(file, text);
@@ -591,8 +669,16 @@ final class DerbyStorage implements Storage {
 
     @Override
     public void close() {
+        // side by side: each shard's last commit and Derby's checkpoint at its shutdown are the
+        // stop's longest step, and a restart's new process waits for all of them
+        List<java.util.concurrent.CompletableFuture<Void>> closing = new ArrayList<>();
         for (Shard s : shards) {
-            s.close();
+            closing.add(java.util.concurrent.CompletableFuture.runAsync(s::close,
+                    r -> Thread.ofVirtual().name("hypha-shard-close-" + s.index).start(r)));
+        }
+        RuntimeException failure = joinAll(closing, new ArrayList<>());
+        if (failure != null) {
+            throw failure;
         }
     }
 

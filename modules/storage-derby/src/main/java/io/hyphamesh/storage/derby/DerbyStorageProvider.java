@@ -25,4 +25,9 @@ public final class DerbyStorageProvider implements StorageProvider {
     public Storage open(StorageConfig config) {
         return DerbyStorage.open(config);
     }
+
+    @Override
+    public void prepare(StorageConfig config, java.util.function.BooleanSupplier stillWaiting) {
+        DerbyStorage.prepare(config, stillWaiting);
+    }
 }
