@@ -38,10 +38,12 @@ class DerbyShardSeedTest {
         // one Log on every shard, named until each shard has one
         Map<Integer, ObjectId> onShard = new HashMap<>();
         try (Storage storage = Storage.open(config)) {
-            for (int i = 0; onShard.size() < SHARDS; i++) {
-                ObjectId oid = ObjectId.log("w" + i, "log" + i);
+            // workspaces of their own: a new data directory places a workspace's objects on one shard
+            for (int i = 0; onShard.size() < SHARDS && i < 10_000; i++) {
+                ObjectId oid = ObjectId.log("w" + i, "log");
                 onShard.putIfAbsent(storage.shardOf(oid), oid);
             }
+            assertEquals(SHARDS, onShard.size(), "a Log found for every shard");
             for (Map.Entry<Integer, ObjectId> e : onShard.entrySet()) {
                 int shard = e.getKey();
                 long id = storage.newObjectId(shard);
@@ -139,10 +141,11 @@ class DerbyShardSeedTest {
         StorageConfig config = StorageConfig.builder().dataDir(dir).shards(2).build();
         ObjectId oid = null;
         try (Storage storage = DerbyStorage.open(config, false)) {
-            for (int i = 0; oid == null; i++) {
-                ObjectId candidate = ObjectId.log("w" + i, "log" + i);
+            for (int i = 0; oid == null && i < 10_000; i++) {
+                ObjectId candidate = ObjectId.log("w" + i, "log");
                 oid = storage.shardOf(candidate) == 0 ? candidate : null;
             }
+            assertTrue(oid != null, "a Log found for shard 0");
             long id = storage.newObjectId(0);
             storage.submit(0, WriteOwner.NONE, List.of(new Write.AppendEntries(id, StorageFixture.entries(1, 2)),
                     new Write.PutObject(StorageFixture.logRow(id, oid, 2)))).get(30, TimeUnit.SECONDS);
