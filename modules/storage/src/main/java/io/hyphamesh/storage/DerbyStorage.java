@@ -391,6 +391,11 @@ final class DerbyStorage implements Storage {
     }
 
     @Override
+    public List<RestorePoint> restorePoints(int shard, long objectId) {
+        return shards.get(shard).readCached(false, st -> Queries.restorePoints(st, objectId));
+    }
+
+    @Override
     public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
         // each shard's first page, merged: the page is the first 'limit' of their union
         List<ObjectRow> out = new ArrayList<>();

@@ -297,6 +297,11 @@ final class PostgresStorage implements Storage {
     }
 
     @Override
+    public List<RestorePoint> restorePoints(int shard, long objectId) {
+        return reads.run(st -> Queries.restorePoints(st, objectId));
+    }
+
+    @Override
     public List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit) {
         return reads.run(st -> {
             List<ObjectRow> page = new ArrayList<>(Queries.listObjects(st, workspace, afterKind, afterName, limit));

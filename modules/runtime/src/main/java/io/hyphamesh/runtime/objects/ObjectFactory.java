@@ -20,11 +20,11 @@ public final class ObjectFactory {
 
     /** A Log's limits. */
     record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, LogCacheBudget cacheBudget,
-                       int maxCredit, Metrics.Counter appends, Metrics.Counter reads) {
+                       int maxCredit, Metrics.Counter appends, Metrics.Counter reads, Restore.Settings restore) {
     }
 
     /** A Doc's limits. */
-    record DocSettings(int maxBytes, Metrics.Counter ops) {
+    record DocSettings(int maxBytes, Metrics.Counter ops, Restore.Settings restore) {
     }
 
     /** RPC and presence settings of the workspace object. */
@@ -46,10 +46,12 @@ public final class ObjectFactory {
                 .map(v -> config.longValue("log.cache-bytes")).orElse(LogCacheBudget.defaultLimit()));
         metrics.gauge("log_cache_bytes", "bytes the live Logs' entry caches hold together (bounded by log.cache-bytes)",
                 budget::used);
+        Restore.Settings restore = new Restore.Settings(config.duration("restore.window").toMillis());
         LogSettings log = new LogSettings(config.intValue("log.max-entry-bytes"), config.intValue("log.max-batch"),
                 config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
-                config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
-        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS));
+                config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS),
+                restore);
+        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS), restore);
         if (config.duration("rpc.provider-grace").isNegative()) {
             throw new IllegalArgumentException("rpc.provider-grace must not be negative: '"
                     + config.string("rpc.provider-grace") + "' (0s turns the grace off)");
