@@ -234,6 +234,7 @@ public final class Main {
             s.logTail();
             s.logReadReplay();
             s.docs();
+            s.restore();
             s.wsConnect();
             s.presence();
             if (o.anySelected("artifact")) {
