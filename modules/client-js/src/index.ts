@@ -9,9 +9,9 @@ export type { ClientOptions, TokenSupplier, CallContext, CallOptions, Handler, R
 export { HyphaError, ERROR_CODES, HTTP_STATUS } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { Log, LogSubscription } from './log.js';
-export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Idempotence, SubscribeOptions } from './log.js';
+export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Idempotence, SubscribeOptions, LogPoint, LogRestore } from './log.js';
 export { Doc, DocSubscription } from './doc.js';
-export type { DocValue, DocEvent, Increment } from './doc.js';
+export type { DocValue, DocEvent, Increment, DocPoint, DocRestore } from './doc.js';
 export { Presence, PresenceSubscription } from './presence.js';
 export type { PresenceMember, PresenceEvent } from './presence.js';
 export { Artifacts } from './artifacts.js';
