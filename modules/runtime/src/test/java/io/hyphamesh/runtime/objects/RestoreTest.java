@@ -156,6 +156,55 @@ class RestoreTest {
     }
 
     @Test
+    void aLogRestoreCopiesEveryEntryExactlyAcrossManyChunksAndCutChunksAtBothEnds() {
+        try (TestServer s = TestServer.start()) {
+            String ws = s.newWorkspace();
+            try (HyphaClient c = s.client(ws, "read_write", "w")) {
+                Log l = c.log("big");
+                int n = 20_000;
+                for (int first = 1; first <= n; first += 1000) {
+                    List<JsonValue> batch = new java.util.ArrayList<>();
+                    for (int i = first; i < first + 1000; i++) {
+                        // bodies of varying size: chunks end at different sequences
+                        batch.add(Json.createObjectBuilder().add("n", i).add("pad", "x".repeat(i % 37)).build());
+                    }
+                    l.appendAll(batch);
+                }
+                l.truncate(1234, T);
+                // content at 17,777: entries 1234..17777, cut chunks at both ends, whole ones between
+                assertEquals(new LogRestore(n + 1, n + 16_544, 1234, 17_777), l.restore(17_777, T));
+                assertEntries(l, n + 1, n + 16_544, 1234);
+                // a point inside the new generation, again cut at both ends
+                assertEquals(new LogRestore(n + 16_545, n + 16_545 + 9_999, n + 1, n + 10_000), l.restore(n + 10_000, T));
+                assertEntries(l, n + 16_545, n + 16_545 + 9_999, 1234);
+                assertEquals(new LogRestore(1, 16_544, n + 1, n + 16_544), c.log("big-fork").fork("big", n + 16_544, T));
+                assertEntries(c.log("big-fork"), 1, 16_544, 1234);
+            }
+        }
+    }
+
+    /** Entries {@code first..last} hold, in order, the bodies appended as n = {@code fromN}, fromN + 1, ... */
+    private static void assertEntries(Log l, long first, long last, int fromN) {
+        long seq = first;
+        long expectN = fromN;
+        while (seq <= last) {
+            List<LogRecord> page = l.read(seq, 1000, T).entries();
+            assertEquals(seq, page.get(0).seq(), "page starts where asked");
+            for (LogRecord r : page) {
+                if (r.seq() > last) {
+                    break;
+                }
+                assertEquals(seq, r.seq());
+                assertEquals(expectN, r.body().asJsonObject().getInt("n"), "body of seq " + seq);
+                assertEquals("x".repeat((int) (expectN % 37)), r.body().asJsonObject().getString("pad"));
+                seq++;
+                expectN++;
+            }
+        }
+        assertEquals(last + 1, seq);
+    }
+
+    @Test
     void pointsOlderThanTheWindowAreGone() {
         try (TestServer s = TestServer.start(Map.of("restore.window", "1s"))) {
             String ws = s.newWorkspace();
