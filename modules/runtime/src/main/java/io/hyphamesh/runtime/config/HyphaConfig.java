@@ -102,7 +102,7 @@ public final class HyphaConfig {
             new Setting("log.cache-bytes", "", "bytes the recent-entry caches of all live Logs may hold together (an entry counts its body's UTF-8 length plus 72); one Log holds at most a quarter; default an eighth of the maximum heap"),
             new Setting("log.max-credit", "10000", "most unacknowledged entries a subscription may be granted"),
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
-            new Setting("restore.window", "7d", "how far back a Doc or Log can be restored or forked from: every Doc version and every Log entry (and a restored Log's earlier generations) stays stored this long; older points answer gone"),
+            new Setting("restore.window", "7d", "how far back a Doc or Log can be restored or forked from: every Doc version and every Log entry (and a restored Log's earlier generations) stays stored this long; older points answer gone; 0s keeps no history (Docs and Logs restore and fork only from their current state)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
             new Setting("tokens.clock-leeway", "0s", "a token is refused from its expires_at plus this on, on every path (0s to 60s; for servers whose clocks differ)"),

@@ -398,7 +398,8 @@ public final class DocObject extends LiveObject {
 
     /** The version about to be staged is kept in the history, in the same submission as its row. */
     private void recordHistory() {
-        if (objId != 0 && version > 0) {
+        // restore.window=0: no history is kept (its cost on every Doc commit is saved)
+        if (objId != 0 && version > 0 && settings.restore().windowMillis() > 0) {
             history.record(gate, ctx.storage(), shard, objId, version, text(), System.currentTimeMillis(),
                     settings.restore());
         }
