@@ -38,8 +38,22 @@ while [ $# -gt 0 ]; do
 done
 if [ "$cmd" = start ]; then
   mkdir -p "$dir"
-  # PostgreSQL runs as postgres: it must be able to enter every parent of DIR (a mktemp -d parent is 0700)
+  # PostgreSQL runs as postgres (when started by root): it must be able to enter DIR and every
+  # parent of it. DIR itself is opened (a mktemp -d DIR is 0700); a closed parent is not ours to
+  # open, so say which at once instead of failing later inside initdb
   chmod o+x "$dir" 2>/dev/null || true
+  if [ "$(id -u)" = 0 ]; then
+    a=$(cd "$dir" && pwd)
+    while [ "$a" != / ]; do
+      a=$(dirname "$a")
+      if id postgres >/dev/null 2>&1; then
+        runuser -u postgres -- test -x "$a" 2>/dev/null && continue
+      else
+        case "$(stat -c %A "$a")" in ?????????[xt]) continue ;; esac
+      fi
+      die "PostgreSQL runs as user postgres and cannot enter $a (mode $(stat -c %a "$a"); mktemp -d makes 0700 directories): choose a --dir whose parents others may enter, or run: chmod o+x $a"
+    done
+  fi
 fi
 # stop, status and start-node look at a cluster that exists: they never create DIR
 if [ "$cmd" != start ] && [ -n "$cmd" ] && [ "$cmd" != help ] && [ ! -e "$dir/cluster.json" ] && ! ls -d "$dir"/node-* >/dev/null 2>&1; then
@@ -152,8 +166,21 @@ case "$cmd" in
       for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
       kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
     done
+    pg_pid=$( [ -f "$dir/pg/postgres.env" ] && env_get "$dir/pg/postgres.env" pid || true)
+    zk_pid=$( [ -f "$dir/zk/zookeeper.env" ] && env_get "$dir/zk/zookeeper.env" pid || true)
     [ -d "$dir/zk" ] && "$here/zookeeper.sh" stop --dir "$dir/zk" >/dev/null || true
     [ -d "$dir/pg" ] && "$here/postgres.sh" stop --dir "$dir/pg" >/dev/null || true
+    # every process of the cluster was started in the background and left to the system's
+    # reaper (PID 1) when its starter exited: a PID 1 that does not reap (a container started
+    # without --init) keeps them defunct. They hold no port, file or memory, but say so
+    sleep 0.3
+    defunct=""
+    for pid in "${pids[@]}" $pg_pid $zk_pid; do
+      [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = Z ] && defunct="$defunct $pid"
+    done
+    if [ -n "$defunct" ]; then
+      echo "cluster.sh: stopped, but process(es)$defunct stay defunct: their parent, PID 1 ($(ps -o comm= -p 1)), does not reap its children (in a container, start it with --init or tini); they hold nothing" >&2
+    fi
     echo "cluster in $dir stopped"
     ;;
   status)

@@ -47,6 +47,8 @@ if [ "$browser" -eq 1 ]; then
   echo "client-js test: Chromium ($("$CHROMIUM" --version 2>/dev/null || echo chromium))"
   timeout 600 node test/browser/run.mjs
   echo "client-js test: the operator's console (/console, from the server jar) in Chromium"
-  timeout 300 node test/browser/console.mjs
+  timeout 900 node test/browser/console.mjs
+  echo "client-js test: the console against a 3-server cluster (scripts/cluster.sh) in Chromium"
+  timeout 900 node test/browser/console-cluster.mjs
 fi
 echo "client-js test: passed"

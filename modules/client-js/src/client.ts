@@ -6,6 +6,7 @@ import { InFlightWindow } from './window.js';
 import { Log } from './log.js';
 import { Doc } from './doc.js';
 import { Presence } from './presence.js';
+import { Schedules } from './schedules.js';
 import { Artifacts } from './artifacts.js';
 import { CLOSE_CODES, RESTART_DELAY_MS, reconnectAfter, retryAfterFromReason, withJitter } from './close.js';
 import type { ConnectionState, Hello, Limits, Permission, RequestOptions, Requester, Resumable } from './types.js';
@@ -34,6 +35,12 @@ export interface ClientOptions {
   WebSocket?: unknown;
   /** The fetch function for artifacts and refused upgrades (default: globalThis.fetch). */
   fetch?: typeof fetch;
+  /**
+   * Ask the server to record this socket's data writes (appends, Doc writes) in the workspace's
+   * audit trail (`audit=writes` on the connect URL; docs/PROTOCOL.md). The operator's console does.
+   * Default false.
+   */
+  auditWrites?: boolean;
 }
 
 /** What a provider's handler sees as `this`: who called, and the time left. */
@@ -208,6 +215,9 @@ export class HyphaClient {
   log(name: string): Log { return new Log(this.requester(), checkName('Log', name)); }
   /** A Doc of the workspace. */
   doc(name: string): Doc { return new Doc(this.requester(), checkName('Doc', name)); }
+
+  /** The workspace's schedules (docs/PROTOCOL.md#schedules-on-ws). */
+  schedules(): Schedules { return new Schedules(this.requester()); }
 
   /** The round trip through the server, in ms. */
   async ping(opts?: RequestOptions): Promise<number> {
@@ -454,7 +464,8 @@ export class HyphaClient {
       return;
     }
     if (this.closedForGood) return;
-    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token);
+    const url = base.replace(/^http/, 'ws') + '/connect?access_token=' + encodeURIComponent(token)
+      + (this.opts.auditWrites ? '&audit=writes' : '');
     let s: WsLike;
     try {
       s = new this.WS(url) as WsLike;
@@ -565,6 +576,11 @@ export class HyphaClient {
     const notApplied = how === 'soon';
     if (notApplied && this.restartingSince === 0) this.restartingSince = now();
     const queued = this.window.reset();
+    // what waits here to be written was meant for the socket that ended: its requests go again
+    // from `held` below (left here as well, a request put while the close frame arrived in the same
+    // read went out twice on the next socket and ran twice: restart.test.mjs), and answers to its
+    // calls have no one to take them
+    this.outbox = [];
     const again: Pending[] = [];
     for (const p of this.pending.values()) {
       if (p.abandoned) continue;
@@ -685,6 +701,7 @@ export class HyphaClient {
     }
     this.pending.clear();
     this.held.length = 0;
+    this.outbox = [];
     this.window.reset();
     for (const sub of this.subscriptions) sub.end(byUs ? undefined : error);
     this.subscriptions.clear();

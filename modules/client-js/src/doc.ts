@@ -5,6 +5,16 @@ import type { RequestOptions, Requester, Resumable } from './types.js';
 export interface DocValue<T = unknown> {
   version: number;
   value: T;
+  /** When the Doc expires (epoch ms), present only when it has an expiry (`ttlMs`). */
+  expiresAt?: number;
+}
+
+/** Options of `put`, `cas` and `patch`: `ttlMs` gives the Doc an expiry, counted from the write. */
+export type WriteOptions = RequestOptions & { ttlMs?: number };
+
+function withTtl(f: Record<string, unknown>, opts?: WriteOptions): Record<string, unknown> {
+  if (opts?.ttlMs !== undefined) f.ttl_ms = checkInt('ttlMs', opts.ttlMs, 1);
+  return f;
 }
 
 /** A point of a Doc's history: a version, or a time (epoch millis of the server's clock). */
@@ -33,7 +43,9 @@ export interface Increment {
 export type DocEvent =
   | { op: 'put' | 'cas' | 'snapshot' | 'restore' | 'fork'; version: number; value: unknown }
   | { op: 'incr' | 'patch'; version: number; path: string; value: unknown }
-  | { op: 'deleted'; version: 0; value: null };
+  | { op: 'deleted'; version: 0; value: null }
+  /** The Doc's expiry passed: it is gone; the subscription goes on (the next write is version 1). */
+  | { op: 'expired'; version: 0; value: null };
 
 /** A Doc of the workspace (docs/PROTOCOL.md#docs-docname): one JSON value with a version. */
 export class Doc {
@@ -44,14 +56,18 @@ export class Doc {
   }
 
   /** The value and version (version 0 and null for a Doc never written). */
-  get<T = unknown>(opts?: RequestOptions): Promise<DocValue<T>> {
-    return this.rq.request<DocValue<T>>({ to: this.to, op: 'get' }, true, opts);
+  async get<T = unknown>(opts?: RequestOptions): Promise<DocValue<T>> {
+    const ok = await this.rq.request<{ version: number; value: T; expires_at?: number }>({ to: this.to, op: 'get' }, true, opts);
+    const v: DocValue<T> = { version: ok.version, value: ok.value };
+    if (ok.expires_at !== undefined) v.expiresAt = ok.expires_at;
+    return v;
   }
 
   /** Replaces the value; resolves with the new version. */
-  async put(value: unknown, opts?: RequestOptions): Promise<number> {
+  async put(value: unknown, opts?: WriteOptions): Promise<number> {
     if (value === undefined) throw badRequest('value is required (null is a value; undefined is not)');
-    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'put', value }, false, opts);
+    // without ttlMs a put removes any expiry (it replaces the value and its lifetime)
+    const ok = await this.rq.request<{ version: number }>(withTtl({ to: this.to, op: 'put', value }, opts), false, opts);
     return ok.version;
   }
 
@@ -59,10 +75,10 @@ export class Doc {
    * Replaces the value only if the version is still `version` (0: create only if absent).
    * Otherwise rejects with `conflict`, whose details carry the current `version` and `value`.
    */
-  async cas(version: number, value: unknown, opts?: RequestOptions): Promise<number> {
+  async cas(version: number, value: unknown, opts?: WriteOptions): Promise<number> {
     checkInt('version', version);
     if (value === undefined) throw badRequest('value is required');
-    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'cas', version, value }, false, opts);
+    const ok = await this.rq.request<{ version: number }>(withTtl({ to: this.to, op: 'cas', version, value }, opts), false, opts);
     return ok.version;
   }
 
@@ -79,10 +95,10 @@ export class Doc {
   }
 
   /** Sets `value` at `path` (`/items/-` appends to an array, "" replaces the whole value). */
-  async patch(path: string, value: unknown, opts?: RequestOptions): Promise<number> {
+  async patch(path: string, value: unknown, opts?: WriteOptions): Promise<number> {
     checkPointer(path);
     if (value === undefined) throw badRequest('value is required');
-    const ok = await this.rq.request<{ version: number }>({ to: this.to, op: 'patch', path, value }, false, opts);
+    const ok = await this.rq.request<{ version: number }>(withTtl({ to: this.to, op: 'patch', path, value }, opts), false, opts);
     return ok.version;
   }
 
@@ -99,6 +115,17 @@ export class Doc {
   async fork(from: string, point: DocPoint, opts?: RequestOptions): Promise<DocRestore> {
     const ok = await this.rq.request<any>(docPoint({ to: this.to, op: 'fork', from }, point), false, opts);
     return { version: ok.version, fromVersion: ok.from_version };
+  }
+
+  /**
+   * Sets the expiry of an existing Doc to `ttlMs` from now (0: it no longer expires); the version
+   * stays. Resolves with the new deadline (epoch ms), or undefined when it no longer expires.
+   * Rejects with `not_found` when the Doc does not exist.
+   */
+  async touch(ttlMs: number, opts?: RequestOptions): Promise<number | undefined> {
+    checkInt('ttlMs', ttlMs, 0);
+    const ok = await this.rq.request<{ version: number; expires_at?: number }>({ to: this.to, op: 'touch', ttl_ms: ttlMs }, true, opts);
+    return ok.expires_at;
   }
 
   /** Deletes the Doc (admin); it starts again at version 0. */
@@ -151,6 +178,13 @@ export class DocSubscription<T = unknown> implements Resumable {
       // a deleted Doc can be written again: follow it with a fresh subscription
       this.rq.unbindSub(this.sub);
       this.restore().catch(() => {});
+      return;
+    }
+    if (ev.expired) {
+      // the subscription goes on: the next write starts again at version 1
+      this.version = 0;
+      this.value = null as T;
+      this.tell({ op: 'expired', version: 0, value: null });
       return;
     }
     if (ev.closed) {

@@ -12,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '../../..');
 export const JAR = process.env.HYPHA_JAR ?? path.join(repo, 'modules/runtime/target/hypha-mesh.jar');
 
-function javaBin() {
+export function javaBin() {
   if (process.env.JAVA) return process.env.JAVA;
   if (process.env.JAVA_HOME) return path.join(process.env.JAVA_HOME, 'bin/java');
   const jvm = '/usr/lib/jvm';

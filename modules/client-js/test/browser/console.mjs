@@ -15,7 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { TestServer, until } from '../server.mjs';
+import { spawn } from 'node:child_process';
+import { TestServer, until, javaBin, repo } from '../server.mjs';
 import { HyphaClient } from '../../dist/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -48,6 +49,44 @@ const readToken = await server.mint(ws, { permission: 'read', clientId: 'viewer'
 // enough to page: 30 more workspaces (25 a page; named to sort after ours) and 60 more Docs (50 a page)
 for (let i = 0; i < 30; i++) await server.http('POST', '/v1/workspaces', { name: `zz-fill-${String(i).padStart(2, '0')}-${ws}` });
 await Promise.all(Array.from({ length: 60 }, (_, i) => node.doc(`p-${String(i).padStart(2, '0')}`).put({ i })));
+await node.doc('a-big').put({ pad: 'x'.repeat(4000) });
+const trim = node.log('trim');
+await trim.appendAll(Array.from({ length: 10 }, (_, i) => ({ t: i + 1 })));
+
+// a Log of a million entries (CONSOLE_LOG_ENTRIES to change it), in batches of 1000, 4 in flight;
+// half-way, a whole second passes between two batches: the time the test jumps to
+const MILLION = Number(process.env.CONSOLE_LOG_ENTRIES ?? 1_000_000);
+const million = node.log('million');
+let markSeq = 0, markAt = 0;
+{
+  const t0 = Date.now();
+  const batches = Math.ceil(MILLION / 1000);
+  const half = Math.floor(batches / 2);
+  const put = (b) => million.appendAll(Array.from({ length: Math.min(1000, MILLION - b * 1000) }, (_, i) => ({ n: b * 1000 + i + 1 })));
+  for (let b = 0; b < half; b += 4) await Promise.all([b, b + 1, b + 2, b + 3].filter((x) => x < half).map(put));
+  markAt = Math.ceil((Date.now() + 1) / 1000) * 1000;
+  await new Promise((r) => setTimeout(r, markAt - Date.now() + 5));
+  markSeq = half * 1000 + 1;
+  for (let b = half; b < batches; b += 4) await Promise.all([b, b + 1, b + 2, b + 3].filter((x) => x < batches).map(put));
+  console.log(`  made log:million, ${MILLION} entries, in ${Date.now() - t0} ms (seq ${markSeq} is the first at or after ${new Date(markAt).toISOString()})`);
+}
+
+// a JVM client (modules/client) subscribed to log:events and doc:config: the console's changes must reach it
+const clientJar = (() => {
+  const dir = path.join(repo, 'modules/client/target');
+  const f = fs.existsSync(dir) ? fs.readdirSync(dir).find((n) => /^hypha-client-.*\.jar$/.test(n) && !/-(sources|javadoc|tests)\.jar$/.test(n)) : null;
+  return f ? path.join(dir, f) : null;
+})();
+const jvmLines = [];
+let jvm = null;
+if (clientJar) {
+  jvm = spawn(javaBin(), ['-cp', `${clientJar}:${path.join(repo, 'modules/runtime/target/lib')}/*`, path.join(root, 'test/browser/JvmWatcher.java'),
+    server.workspaceUrl(ws), await server.mint(ws, { permission: 'read', clientId: 'jvm-watcher' }), 'events', 'config'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let buf = '';
+  jvm.stdout.on('data', (b) => { buf += b; let i; while ((i = buf.indexOf('\n')) >= 0) { jvmLines.push(buf.slice(0, i)); buf = buf.slice(i + 1); } });
+  jvm.stderr.on('data', (b) => process.stdout.write(`  (jvm client: ${b})`));
+  await until(() => jvmLines.includes('ready'), 60_000, 'the JVM client subscribed').catch((e) => check(false, e.message));
+}
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: FLAGS });
 const pages = [];
@@ -108,6 +147,31 @@ try {
     await shot(page, '2-workspaces');
   });
 
+  await step('first paint: /console in a fresh tab (no cache), measured against the 300 ms budget', async () => {
+    const fctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const fp = await open(fctx);
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        await fp.goto(`${base}/console?run=${i}`, { waitUntil: 'load' });
+        await fp.waitForSelector('#sign-in #token', WAIT);
+        runs.push(await fp.evaluate(() => {
+          const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null;
+          return { paint: paint === null ? null : Math.round(paint), form: Math.round(performance.now()) };
+        }));
+        if (i === 0) await fctx.clearCookies();
+      }
+      console.log(`    first contentful paint (ms from navigation): ${runs.map((r) => r.paint).join(', ')}; the sign-in form there by ${runs.map((r) => r.form).join(', ')} ms (first load cold, then cached)`);
+      // the issue's budget is 300 ms on loopback: printed against it here; the check itself is 3 s, since
+      // this machine's load (shared cores) moves the figure (252-264 ms quiet, 600 ms under load); speed
+      // is measured, not asserted (STYLE 14)
+      console.log(`    first paint ${runs[0].paint} ms: ${runs[0].paint !== null && runs[0].paint <= 300 ? 'within' : 'OVER'} the 300 ms budget (load average ${os.loadavg()[0].toFixed(1)})`);
+      check(runs[0].paint !== null && runs[0].paint < 3000, `the first (cold) load painted: ${runs[0].paint} ms`);
+    } finally {
+      await fctx.close();
+    }
+  });
+
   await step('create a workspace in the page, then delete it with a typed confirmation', async () => {
     const name = `made${Date.now().toString(36)}`;
     await page.fill('#new-ws', name);
@@ -137,7 +201,7 @@ try {
     check((await page.$$('#objects tbody tr')).length === 50, 'the listing shows 50 objects a page');
     await page.click('#objects + .pager button:last-child');
     await page.waitForSelector('#objects tr[data-object="doc:p-59"]', WAIT);
-    check((await page.$$('#objects tbody tr')).length === 12, 'the next page shows the other 12');
+    check((await page.$$('#objects tbody tr')).length === 15, 'the next page shows the other 15');
     await page.click('#objects + .pager button:first-child');
     await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
     await page.fill('#prefix', 'conf');
@@ -146,6 +210,40 @@ try {
     check(await page.$('#objects tr[data-object="doc:config"]') !== null, 'the prefix filter keeps doc:config only');
     await page.fill('#prefix', '');
     await page.click('#filter-form button');
+    await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
+    // sorted by size, largest first: as the server's sorted listing, whose pages chain without a gap
+    await page.selectOption('#sort', 'size');
+    await page.waitForFunction(() => document.querySelector('#objects tbody tr')?.dataset.object === 'log:million', null, WAIT);
+    const shownBySize = await page.$$eval('#objects tbody tr', (rs) => rs.map((r) => r.dataset.object));
+    const bySize = [];
+    let cur = null;
+    for (let i = 0; i < 40; i++) {
+      const p = await server.http('GET', `/v1/workspaces/${ws}/objects?sort=size&order=desc&limit=7${cur ? `&cursor=${cur}` : ''}`);
+      bySize.push(...p.objects);
+      cur = p.next_cursor;
+      if (!cur) break;
+    }
+    const allByName = (await server.http('GET', `/v1/workspaces/${ws}/objects?limit=1000`)).objects;
+    check(bySize.length === allByName.length && new Set(bySize.map((o) => `${o.kind}:${o.name}`)).size === allByName.length,
+      `pages of 7 by size list every object once: ${bySize.length} of ${allByName.length}`);
+    check(bySize.every((o, i) => i === 0 || o.size <= bySize[i - 1].size), 'sizes never rise down the sorted listing');
+    check(JSON.stringify(shownBySize) === JSON.stringify(bySize.slice(0, 50).map((o) => `${o.kind}:${o.name}`)), `the page shows the server's order: ${shownBySize.slice(0, 4)}`);
+    check(shownBySize[1] === 'doc:a-big', `the 4 KB Doc right after the million-entry Log: ${shownBySize.slice(0, 3)}`);
+    await shot(page, '4b-objects-by-size');
+    await page.selectOption('#order', 'asc');
+    await page.waitForFunction(() => document.querySelector('#objects tbody tr')?.dataset.object !== 'log:million', null, WAIT);
+    check(!(await page.$$eval('#objects tbody tr', (rs) => rs.map((r) => r.dataset.object))).includes('log:million'), 'smallest first: the million-entry Log is not on the first page');
+    await node.doc('zz-touched').put({ at: Date.now() });
+    await page.selectOption('#order', 'desc');
+    await page.selectOption('#sort', 'activity');
+    await page.waitForFunction(() => document.querySelector('#objects tbody tr')?.dataset.object === 'doc:zz-touched', null, WAIT);
+    check(true, 'by last activity, newest first: the Doc just written is first');
+    const bad = await fetch(`${base}/v1/workspaces/${ws}/objects?sort=colour`, { headers: { Authorization: `Bearer ${server.root}` } });
+    const nameCursor = (await server.http('GET', `/v1/workspaces/${ws}/objects?limit=2`)).next_cursor;
+    const mixed = await fetch(`${base}/v1/workspaces/${ws}/objects?sort=size&cursor=${nameCursor}`, { headers: { Authorization: `Bearer ${server.root}` } });
+    check(bad.status === 400 && (await bad.json()).code === 'bad_request' && mixed.status === 400,
+      `a bad sort and a cursor of another order are 400 bad_request: ${bad.status}, ${mixed.status}`);
+    await page.selectOption('#sort', 'name');
     await page.waitForSelector('#objects tr[data-object="log:events"]', WAIT);
     await node.presence.set({ status: 'online' });
     await page.waitForSelector('#presence tr[data-client="node-app"]', WAIT);
@@ -185,6 +283,10 @@ try {
     await page.click('#append-form button[type=submit]');
     const got = await Promise.race([sub.next(), new Promise((r) => setTimeout(() => r(null), 10_000))]);
     check(got?.value?.body?.text === 'from the console', `a Node subscription receives the page's append: ${JSON.stringify(got?.value)}`);
+    if (check(jvm !== null, `a JVM client is running (modules/client's jar built: ${clientJar})`)) {
+      await until(() => jvmLines.some((l) => l.startsWith('log ') && l.includes('"from the console"')), 10_000, 'the JVM client sees the page\'s append')
+        .then(() => check(true, ''), (e) => check(false, `${e.message}: ${jvmLines.slice(-3)}`));
+    }
     await sub.close();
     await page.waitForFunction(() => document.querySelector('#tail').textContent.includes('from the console'), null, WAIT);
     await shot(page, '5-log');
@@ -200,6 +302,10 @@ try {
     await page.click('#doc-save');
     await until(() => seen.some((v) => v?.mode === 'page'), 10_000, 'the Node subscription sees the page\'s CAS');
     check(true, 'the page\'s CAS write reaches the Node subscription');
+    if (jvm) {
+      await until(() => jvmLines.some((l) => l.startsWith('doc ') && l.includes('"page"')), 10_000, 'the JVM client sees the page\'s CAS')
+        .then(() => check(true, ''), (e) => check(false, `${e.message}: ${jvmLines.slice(-3)}`));
+    }
     await page.waitForFunction((v) => Number(document.getElementById('doc-version').textContent) === v + 1, v0, WAIT);
     // another writer meanwhile: the page's editor is now stale
     await node.doc('config').put({ mode: 'node', count: 0 });
@@ -221,6 +327,63 @@ try {
     await dsub.close();
   });
 
+
+  await step(`a Log of ${MILLION} entries pages without loading them: first page, jump to a seq, jump to a time`, async () => {
+    const t0 = Date.now();
+    await page.goto(`${base}/console#/w/${ws}/log/million`);
+    await page.waitForSelector('#entries tr[data-seq="50"]', WAIT);
+    const shown = Date.now() - t0;
+    check((await page.$$('#entries tbody tr')).length === 50, 'the first page holds 50 entries');
+    check((await text(page, '#log-info')).includes(`${MILLION} entries held`), `the info line: ${await text(page, '#log-info')}`);
+    const target = Math.floor(MILLION * 0.654321);
+    await page.fill('#from-seq', String(target));
+    await page.click('#read-form button[type=submit]');
+    await page.waitForSelector(`#entries tr[data-seq="${target}"]`, WAIT);
+    check((await page.$eval('#entries tbody tr', (r) => r.dataset.seq)) === String(target) && (await page.$$('#entries tbody tr')).length === 50, `from seq ${target}: 50 entries from it`);
+    check((await text(page, `#entries tr[data-seq="${target}"]`)).includes(`"n":${target}`), 'with its body');
+    await page.click('#older');
+    await page.waitForSelector(`#entries tr[data-seq="${target - 1}"]`, WAIT);
+    // the time input takes local time to the second; the page turns it into epoch ms
+    await page.$eval('#at-time', (el, t) => { const d = new Date(t); el.value = new Date(t - d.getTimezoneOffset() * 60000).toISOString().slice(0, 19); }, markAt);
+    await page.click('#time-form button[type=submit]');
+    await page.waitForSelector(`#entries tr[data-seq="${markSeq}"]`, WAIT);
+    const firstRow = await page.$eval('#entries tbody tr', (r) => r.dataset.seq);
+    const reads = await page.evaluate(() => window.hyphaConsole.jumpReads);
+    check(firstRow === String(markSeq), `jump to ${new Date(markAt).toISOString()} lands on seq ${markSeq}, the first at or after it: ${firstRow}`);
+    check(reads <= Math.ceil(Math.log2(MILLION + 1)) + 1, `found in ${reads} one-entry reads, not a scan`);
+    const heap = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
+    check(heap < 64 * 1024 * 1024, `the tab holds ${(heap / 1048576).toFixed(1)} MiB of JS heap (no million entries in it)`);
+    console.log(`    log:million: first page shown ${shown} ms after navigating; jump to a time in ${reads} reads; tab heap ${(heap / 1048576).toFixed(1)} MiB`);
+    await shot(page, '5b-log-million-jump');
+  });
+
+  await step('a Log: truncate and retention (admin), each after typing the Log\'s name; both in the audit trail', async () => {
+    await page.goto(`${base}/console#/w/${ws}/log/trim`);
+    await page.waitForSelector('#entries tr[data-seq="10"]', WAIT);
+    await page.fill('#truncate-before', '4');
+    await page.click('#truncate-form button[type=submit]');
+    await page.waitForSelector('#log-confirm:not([hidden])', WAIT);
+    check(await page.locator('#log-confirm-go').isDisabled(), 'confirm is disabled until the name is typed');
+    check((await trim.info()).first === 1, 'nothing removed before confirming');
+    await page.fill('#log-confirm-name', 'tri');
+    check(await page.locator('#log-confirm-go').isDisabled(), 'a name typed wrong does not enable it');
+    await page.fill('#log-confirm-name', 'trim');
+    await shot(page, '5c-log-truncate-confirm');
+    await page.click('#log-confirm-go');
+    await until(async () => (await trim.info()).first === 4, 10_000, 'truncated to seq 4');
+    check(true, 'truncate from the page: the Log starts at seq 4');
+    await page.waitForSelector('#entries tr[data-seq="3"]', { state: 'detached', ...WAIT });
+    await page.fill('#ret-entries', '5');
+    await page.fill('#ret-age', '0');
+    await page.click('#retention-form button[type=submit]');
+    await page.waitForSelector('#log-confirm:not([hidden])', WAIT);
+    await page.fill('#log-confirm-name', 'trim');
+    await page.click('#log-confirm-go');
+    await until(async () => (await trim.info()).retention.maxEntries === 5, 10_000, 'retention set');
+    check(true, 'retention set from the page: at most 5 entries');
+    await page.waitForFunction(() => document.getElementById('log-info').textContent.includes('at most 5 entries'), null, WAIT);
+    await shot(page, '5d-log-admin');
+  });
 
   await step('metrics: charts from /observe/metrics, refreshed every 2 s', async () => {
     await page.goto(`${base}/console#/metrics`);
@@ -306,6 +469,16 @@ try {
     check(await page.$(`#audit tr[data-action="token.revoke"][data-target="${pageToken?.id}"]`) !== null, 'the revocation made in the page');
     const firstRow = await page.$eval('#audit tbody tr', (e) => e.dataset.action);
     check(firstRow === 'artifact.delete', `newest first: ${firstRow}`);
+    // the console's edits (its socket asks audit=writes): the append, the CAS and the incr made in the page
+    const trail = (await server.http('GET', `/v1/workspaces/${ws}/audit?limit=1000`)).entries.map((e) => e.body);
+    const edit = (action, target) => trail.find((b) => b.action === action && b.target === target && b.by.client_id === 'root');
+    check(edit('log.append', 'log:events')?.via === 'socket', `the page's append is in the trail: ${JSON.stringify(edit('log.append', 'log:events'))}`);
+    check(edit('doc.cas', 'doc:config') !== undefined && edit('doc.incr', 'doc:config')?.params?.path === '/count', 'the page\'s CAS and incr are in the trail');
+    check(edit('log.truncate', 'log:trim')?.params?.before === 4 && edit('log.configure', 'log:trim')?.params?.retention?.max_entries === 5, 'the page\'s truncate and retention are in the trail');
+    check(!trail.some((b) => b.by.client_id === 'node-app' && b.action.startsWith('log.append')), 'a client that did not ask for it has no data writes recorded');
+    const refused = await fetch(`${server.workspaceUrl(ws)}/connect?audit=everything`, { headers: { Authorization: `Bearer ${server.root}` } });
+    check(refused.status === 400 && (await refused.json()).message.includes('audit'), `a connect with audit=everything is 400: ${refused.status}`);
+    await page.waitForSelector('#audit tr[data-action="log.append"]', WAIT).catch(() => {});
     const row = await text(page, '#audit tr[data-action="artifact.delete"]');
     check(row.includes('root') && row.includes('127.0.0.1'), `who and from where: ${row}`);
     await shot(page, '13-audit');
@@ -335,7 +508,7 @@ try {
     check(await rp.$('#create-ws') === null && await rp.$('button[data-delete]') === null, 'no workspace create or delete');
     await rp.click('#objects a[href$="/log/events"]');
     await rp.waitForSelector('#entries tr[data-seq="1"]', WAIT);
-    check(await rp.$('#append-form') === null, 'a Log shows no append');
+    check(await rp.$('#append-form') === null && await rp.$('#log-admin') === null, 'a Log shows no append, truncate or retention');
     await shot(rp, '9-read-log');
     const forged = await rp.evaluate(async () => {
       await window.hyphaConsole.act('append', () => window.hyphaConsole.client.log('events').append({ forged: true }));
@@ -395,6 +568,7 @@ try {
   for (const p of pages) if (!p.isClosed()) await p.close();
 } finally {
   await browser.close().catch(() => {});
+  if (jvm) { jvm.stdin.end(); setTimeout(() => jvm.kill('SIGKILL'), 5000).unref(); }
   await node.close().catch(() => {});
   await server.close();
 }

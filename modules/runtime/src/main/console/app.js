@@ -34,16 +34,54 @@ function claims(token) {
   }
 }
 
-async function api(method, path, body, token = me?.token) {
+/**
+ * Where each workspace is served: '' for this server, else the origin of the cluster's server that
+ * serves it (cluster mode: another server answers its routes with 307, which a page cannot follow
+ * with its token, so the console asks `locate` and calls that server itself; the servers of a
+ * cluster allow each other's pages, docs/DECISIONS.md).
+ */
+const owners = new Map();
+
+async function baseOf(ws, token = me?.token) {
+  if (owners.has(ws)) return owners.get(ws);
+  let base = '';
+  const probe = await fetch(`/v1/workspaces/${encodeURIComponent(ws)}/objects?limit=1`, { redirect: 'manual', headers: { Authorization: `Bearer ${token}` } })
+    .catch((e) => { throw new HyphaError('unavailable', `the server is not reachable (${e.message})`); });
+  if (probe.type === 'opaqueredirect') {
+    const where = await api('GET', `/v1/workspaces/${encodeURIComponent(ws)}/locate`, undefined, token, '');
+    base = new URL(where.url).origin;
+    if (base === location.origin) base = '';
+  }
+  owners.set(ws, base);
+  return base;
+}
+
+/** The server of the root audit trail (the reserved workspace _root's partition) in cluster mode. */
+async function rootTrailBase() {
+  const c = await api('GET', '/v1/cluster', undefined, me.token, '');
+  const url = c.partitions.find((p) => p.partition === c.root_partition)?.url;
+  const base = url ? new URL(url).origin : '';
+  return base === location.origin ? '' : base;
+}
+
+async function api(method, path, body, token = me?.token, base) {
+  // a workspace's own routes (not /v1/workspaces/{ws} itself) go to the server that serves it
+  const m = /^\/v1\/workspaces\/([^/?]+)\/(?!locate)/.exec(path);
+  if (base === undefined) base = m ? await baseOf(decodeURIComponent(m[1]), token) : path.startsWith('/v1/audit') && me?.cluster ? await rootTrailBase() : '';
   let res;
   try {
-    res = await fetch(path, {
-      method,
+    res = await fetch(base + path, {
+      method, redirect: 'manual',
       headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
     throw new HyphaError('unavailable', `the server is not reachable (${e.message})`);
+  }
+  if (res.type === 'opaqueredirect') {
+    // the workspace moved to another server meanwhile: find it again, once
+    if (m && owners.has(decodeURIComponent(m[1]))) { owners.delete(decodeURIComponent(m[1])); return api(method, path, body, token); }
+    throw new HyphaError('unavailable', 'the server sent this request elsewhere; retry');
   }
   if (res.status === 204) return null;
   const text = await res.text();
@@ -88,7 +126,9 @@ async function connectTo(ws) {
   closeSocket();
   const entry = { ws, client: null };
   sock = entry;
-  entry.promise = HyphaClient.connect(`${location.origin}/v1/workspaces/${encodeURIComponent(ws)}`, { token: me.token });
+  entry.promise = HyphaClient.connect(`${(await baseOf(ws)) || location.origin}/v1/workspaces/${encodeURIComponent(ws)}`,
+    // audit=writes: the server records the console's appends and Doc writes in the audit trail
+    { token: me.token, auditWrites: true });
   try {
     entry.client = await entry.promise;
   } catch (e) {
@@ -273,11 +313,17 @@ async function workspaceView(ws) {
 
   // Logs and Docs: the control plane's listing, a page at a time, filtered by a name prefix
   const prefix = h('input', { id: 'prefix', placeholder: 'name prefix' });
+  const sortBy = h('select', { id: 'sort', 'aria-label': 'sort by' },
+    h('option', { value: 'name' }, 'by kind and name'), h('option', { value: 'size' }, 'by size'), h('option', { value: 'activity' }, 'by last activity'));
+  const order = h('select', { id: 'order', 'aria-label': 'order' }, h('option', { value: 'desc' }, 'largest / newest first'), h('option', { value: 'asc' }, 'smallest / oldest first'));
+  order.disabled = true;
+  sortBy.onchange = () => { order.disabled = sortBy.value === 'name'; first(); };
+  order.onchange = () => first();
   const tbody = h('tbody');
   const pager = h('div', { class: 'pager' });
   const openName = h('input', { id: 'open-name', placeholder: 'a Log or Doc name', pattern: '[A-Za-z0-9][A-Za-z0-9._\\-]{0,127}' });
   const objects = h('section', { class: 'card wide' }, h('h2', {}, 'Logs and Docs'),
-    h('form', { class: 'row', id: 'filter-form', onsubmit: (ev) => { ev.preventDefault(); first(); } }, prefix, h('button', { type: 'submit' }, 'Filter')),
+    h('form', { class: 'row', id: 'filter-form', onsubmit: (ev) => { ev.preventDefault(); first(); } }, prefix, h('button', { type: 'submit' }, 'Filter'), sortBy, order),
     h('table', { id: 'objects' }, h('thead', {}, h('tr', {}, ...['kind', 'name', 'size', 'last activity', 'entries / version'].map((t) => h('th', {}, t)))), tbody),
     pager,
     h('form', { class: 'row', onsubmit: (ev) => ev.preventDefault() }, openName,
@@ -295,6 +341,7 @@ async function workspaceView(ws) {
     let cursor = from;
     for (let rounds = 0; rounds < 20; rounds++) {
       const q = new URLSearchParams({ limit: String(p ? 200 : SHOW) });
+      if (sortBy.value !== 'name') { q.set('sort', sortBy.value); q.set('order', order.value); }
       if (cursor) q.set('cursor', cursor);
       const page = await api('GET', `/v1/workspaces/${encodeURIComponent(ws)}/objects?${q}`);
       for (const o of page.objects) if (o.name.startsWith(p)) rows.push(o);
@@ -373,7 +420,10 @@ async function logView(ws, name) {
   const log = client.log(name);
   const info = await log.info();
   const infoLine = h('p', { id: 'log-info', class: 'muted' });
-  const showInfo = (i) => { infoLine.textContent = `${i.entries} entries held, seq ${i.first}–${i.last}, ${fmtBytes(i.bytes)}`; };
+  const retentionText = (r) => (r && (r.maxEntries || r.maxAgeSeconds)
+    ? `retention: ${r.maxEntries ? `at most ${r.maxEntries} entries` : ''}${r.maxEntries && r.maxAgeSeconds ? ', ' : ''}${r.maxAgeSeconds ? `at most ${r.maxAgeSeconds} s old` : ''}`
+    : 'no retention limit');
+  const showInfo = (i) => { infoLine.textContent = `${i.entries} entries held, seq ${i.first}–${i.last}, ${fmtBytes(i.bytes)}; ${retentionText(i.retention)}`; };
   showInfo(info);
   main.append(infoLine);
   const grid = h('div', { class: 'grid' });
@@ -392,7 +442,37 @@ async function logView(ws, name) {
     if (!p.entries.length) rows.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'no entries there')));
     pageNote.textContent = p.entries.length ? ` seq ${p.entries[0].seq}–${p.entries[p.entries.length - 1].seq} of ${p.first}–${p.last} ` : ` (the Log holds ${p.first}–${p.last}) `;
   }
+  // jump to a time: the first entry at or after it, found by bisecting seq (about 20 one-entry reads
+  // for a million entries): entries' ts are the server's commit clock, rising with seq
+  const at = h('input', { id: 'at-time', type: 'datetime-local', step: 1 });
+  const jumpNote = h('span', { id: 'jump-note', class: 'muted' });
+  async function jumpToTime(t) {
+    const i = await log.info();
+    if (i.last < i.first) { jumpNote.textContent = ' the Log holds no entries'; return; }
+    let lo = i.first, hi = i.last + 1, reads = 0;
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const p = await log.read({ from: mid, limit: 1 });
+      reads++;
+      const e = p.entries[0];
+      if (!e) { hi = mid; continue; }
+      if (e.ts >= t) hi = mid; else lo = e.seq + 1;
+    }
+    window.hyphaConsole.jumpReads = reads;
+    if (lo > i.last) { jumpNote.textContent = ` nothing at or after ${fmtTime(t)} (the last entry is older; ${reads} reads)`; await read({ before: i.last + 1 }); return; }
+    jumpNote.textContent = ` seq ${lo} is the first entry at or after ${fmtTime(t)} (${reads} reads)`;
+    from.value = String(lo);
+    await read({ from: lo });
+  }
   grid.append(h('section', { class: 'card wide' }, h('h2', {}, 'Entries'),
+    h('form', { class: 'row', id: 'time-form', onsubmit: (ev) => {
+      ev.preventDefault();
+      act('jump', async () => {
+        const t = new Date(at.value).getTime();
+        if (Number.isNaN(t)) throw new HyphaError('bad_request', 'pick a date and time');
+        await jumpToTime(t);
+      });
+    } }, h('label', {}, 'at or after ', at), h('button', { type: 'submit' }, 'Jump to time'), jumpNote),
     h('form', { class: 'row', id: 'read-form', onsubmit: (ev) => { ev.preventDefault(); act('read', () => read({ from: Number(from.value) || 1 })); } },
       h('label', {}, 'from seq ', from), h('button', { type: 'submit' }, 'Read'),
       h('button', { type: 'button', id: 'older', onclick: () => act('read', () => (shown?.entries.length ? read({ before: shown.entries[0].seq }) : read({ from: 1 }))) }, '‹ older'),
@@ -431,6 +511,8 @@ async function logView(ws, name) {
   grid.append(h('section', { class: 'card' }, h('h2', {}, 'Live tail ', tailState), h('div', { class: 'row' }, pause),
     h('table', { id: 'tail' }, h('thead', {}, h('tr', {}, h('th', {}, 'seq'), h('th', {}, 'time'), h('th', {}, 'body'))), tail)));
 
+  if (allowed('admin')) grid.append(logAdmin(name, log, info, showInfo, () => read({ from: Number(from.value) || 1 })));
+
   if (allowed('read_write')) {
     const body = h('textarea', { id: 'append-body', rows: 4, spellcheck: false }, '{"text": "hello"}');
     const form = h('form', { id: 'append-form', class: 'card write' }, h('h2', {}, 'Append'), body,
@@ -445,6 +527,53 @@ async function logView(ws, name) {
     };
     grid.append(form);
   }
+}
+
+/**
+ * Truncate and retention (shown to admins: the server lets read_write do both, the console keeps
+ * destructive controls to admins), each after a typed confirmation: the Log's name.
+ */
+function logAdmin(name, log, info, showInfo, reload) {
+  const before = h('input', { id: 'truncate-before', type: 'number', min: 1, placeholder: 'seq' });
+  const maxEntries = h('input', { id: 'ret-entries', type: 'number', min: 0, value: String(info.retention?.maxEntries ?? 0) });
+  const maxAge = h('input', { id: 'ret-age', type: 'number', min: 0, value: String(info.retention?.maxAgeSeconds ?? 0) });
+  const confirmBox = h('div', { id: 'log-confirm', class: 'conflict', hidden: true });
+  function confirmThen(what, fn) {
+    clear(confirmBox);
+    const typed = h('input', { id: 'log-confirm-name', class: 'confirm', placeholder: `type ${name}`, 'aria-label': `type ${name} to confirm` });
+    const go = h('button', { type: 'button', id: 'log-confirm-go', class: 'danger', disabled: true }, 'Confirm');
+    typed.oninput = () => { go.disabled = typed.value !== name; };
+    go.onclick = () => act(what.split(':')[0], async () => {
+      if (typed.value !== name) return;
+      await fn();
+      confirmBox.hidden = true;
+      const i = await log.info();
+      showInfo(i);
+      await reload();
+    });
+    confirmBox.append(h('p', {}, h('strong', {}, what)), typed, go, h('button', { type: 'button', onclick: () => { confirmBox.hidden = true; } }, 'Cancel'));
+    confirmBox.hidden = false;
+    typed.focus();
+  }
+  const truncate = h('form', { class: 'row', id: 'truncate-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    const b = Number(before.value);
+    if (!Number.isInteger(b) || b < 1) { toast('truncate failed: bad_request: a seq of 1 or more', 'error'); return; }
+    confirmThen(`truncate: remove every entry before seq ${b} for good`, async () => {
+      const first = await log.truncate(b);
+      toast(`truncated: the Log now starts at seq ${first}`);
+    });
+  } }, h('label', {}, 'remove entries before seq ', before), h('button', { type: 'submit', class: 'danger' }, 'Truncate…'));
+  const retention = h('form', { class: 'row', id: 'retention-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    const r = { maxEntries: Number(maxEntries.value) || 0, maxAgeSeconds: Number(maxAge.value) || 0 };
+    confirmThen(`retention: keep at most ${r.maxEntries || 'any number of'} entries, ${r.maxAgeSeconds ? `none older than ${r.maxAgeSeconds} s` : 'of any age'} (older ones are removed for good)`, async () => {
+      await log.configure(r);
+      toast('retention set');
+    });
+  } }, h('label', {}, 'max entries ', maxEntries), h('label', {}, 'max age (s) ', maxAge), h('button', { type: 'submit', class: 'danger' }, 'Set retention…'),
+  h('span', { class: 'muted' }, '0: no limit'));
+  return h('section', { class: 'card write', id: 'log-admin' }, h('h2', {}, 'Truncate and retention'), truncate, retention, confirmBox);
 }
 
 // ---------- a Doc

@@ -5,6 +5,7 @@
 module io.hyphamesh.runtime {
     requires io.hyphamesh.api;
     requires io.hyphamesh.storage;
+    requires io.hyphamesh.storage.postgres;
     requires io.hyphamesh.artifacts;
     requires io.hyphamesh.cluster;
     requires io.helidon.webserver;

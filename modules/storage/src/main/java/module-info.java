@@ -1,14 +1,17 @@
 /**
- * Durable state of Hypha-Mesh: objects as rows in a few embedded Derby databases (shards), or in
- * one PostgreSQL database shared by a cluster (partitions fenced by epoch), with versioned
- * migrations and group commit. JDBC stays behind {@link io.hyphamesh.storage.Storage}; SQL
- * differences live behind a small dialect seam. The PostgreSQL driver is needed at run time only.
+ * The storage seam of Hypha-Mesh: {@link io.hyphamesh.storage.Storage} (what the object host asks of
+ * durable state), the writes and rows it takes and gives, the group commit ({@code GroupCommitter},
+ * {@code CommitLeader}), the write-ahead-log contract a store's journal meets ({@code
+ * WriteAheadLog}), and the configuration. The stores themselves live in their own modules and are
+ * found with {@link java.util.ServiceLoader} ({@link io.hyphamesh.storage.StorageProvider}):
+ * {@code io.hyphamesh.storage.derby} (embedded Derby and its journal) and {@code
+ * io.hyphamesh.storage.postgres} (PostgreSQL, partitions and the fence, the migration). This module
+ * depends on neither, nor on any JDBC driver.
  */
 module io.hyphamesh.storage {
     requires transitive io.hyphamesh.api;
-    requires java.sql;
-    requires org.apache.derby.engine;
-    requires org.apache.derby.commons;
-    requires org.apache.derby.tools;
+    requires transitive java.sql;
+    requires java.logging;
     exports io.hyphamesh.storage;
+    uses io.hyphamesh.storage.StorageProvider;
 }

@@ -52,7 +52,7 @@ final class ClusterScenarios {
             "doc.incr.concurrent"};
     static final String[] CLUSTER_NAMES = {"cluster.log.append.serial", "cluster.log.append.concurrent",
             "cluster.doc.incr.serial", "cluster.doc.incr.concurrent", "cluster.log.append.spread",
-            "cluster.doc.incr.spread", "cluster.ws.connect.owner", "cluster.ws.connect.moved", "cluster.failover"};
+            "cluster.doc.incr.spread", "cluster.ws.connect.owner", "cluster.ws.connect.moved", "cluster.failover", "cluster.upgrade"};
 
     private final Run run;
     private final Options o;
@@ -76,15 +76,21 @@ final class ClusterScenarios {
         }
         ClusterScenarios s = new ClusterScenarios(run);
         try (cluster) {
-            s.storage(cluster, tmp, teardown);
+            // with --only, the phases none of whose rows were asked for are not set up at all
+            if (o.anySelected("cluster.derby") || o.anySelected("cluster.postgres")) {
+                s.storage(cluster, tmp, teardown);
+            }
             cluster.startServers(o.cluster());
             config.put("cluster", cluster.describe());
             Map<String, Map<String, Long>> before = new LinkedHashMap<>();
             for (ClusterTarget.Node n : cluster.nodes()) {
                 before.put(n.id, n.api.metrics());
             }
-            s.throughCluster(cluster);
+            if (o.anySelected("cluster.log") || o.anySelected("cluster.doc") || o.anySelected("cluster.ws")) {
+                s.throughCluster(cluster);
+            }
             s.failover(cluster);
+            s.upgrade(cluster);
             Map<String, Object> c = new LinkedHashMap<>();
             for (ClusterTarget.Node n : cluster.nodes()) {
                 c.put(n.id, Run.delta(before.get(n.id), n.api.metrics()));
@@ -428,6 +434,270 @@ final class ClusterScenarios {
                             + " at its sequence, the Log dense; errors counts lost, duplicated, holes, non-retriable"
                             + " errors and workspaces without an ack within 60 s");
         });
+    }
+
+    // ------------------------------------------------------------------ upgrade
+
+    /** Clients of {@code cluster.upgrade} and the workspaces they share. */
+    static final int UPGRADE_CLIENTS = 100;
+    static final int UPGRADE_WORKSPACES = 12;
+
+    /**
+     * {@code cluster.upgrade}: every server in turn is stopped with SIGTERM (it holds what arrives,
+     * answers what runs, hands its partitions over, closes their sockets with 1012), started again,
+     * and the next waits until every partition is owned, as {@code ./hypha cluster upgrade} does,
+     * under load from 100 clients over 12 workspaces. Counted: failed requests (an {@code incr} or a
+     * plain append whose outcome the client could not know is counted apart), the latency of every
+     * request sent during the roll, and the books (nothing acknowledged lost, nothing twice).
+     */
+    private void upgrade(ClusterTarget cluster) {
+        run.scenario("cluster.upgrade", Row.US, UPGRADE_CLIENTS, null, () -> {
+            List<String> spaces = new ArrayList<>();
+            for (int i = 0; i < UPGRADE_WORKSPACES; i++) {
+                String w = "bench-u" + i + "-" + HyphaTarget.randomHex(3);
+                cluster.api().createWorkspace(w);
+                spaces.add(w);
+            }
+            List<Upgrader> clients = new ArrayList<>();
+            for (int i = 0; i < UPGRADE_CLIENTS; i++) {
+                String w = spaces.get(i % UPGRADE_WORKSPACES);
+                clients.add(new Upgrader(w, i, connectAll(cluster, w)));
+            }
+            clients.forEach(Upgrader::start);
+            cluster.awaitBalanced(Duration.ofSeconds(120));
+            awaitAcking(clients, Duration.ofSeconds(60));
+            List<Object> perServer = new ArrayList<>();
+            long rollStart = System.nanoTime();
+            for (ClusterTarget.Node n : cluster.nodes()) {
+                long t0 = System.nanoTime();
+                n.stop();
+                long t1 = System.nanoTime();
+                n.start();
+                cluster.awaitOwned(Duration.ofSeconds(120));
+                long t2 = System.nanoTime();
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put("server", n.id);
+                one.put("sigterm_to_exit_ms", TimeUnit.NANOSECONDS.toMillis(t1 - t0));
+                one.put("start_to_every_partition_owned_ms", TimeUnit.NANOSECONDS.toMillis(t2 - t1));
+                perServer.add(one);
+                Progress.say(String.format(Locale.ROOT, "  upgrade: %s stopped in %d ms, back with every partition"
+                        + " owned %d ms later", n.id, one.get("sigterm_to_exit_ms"),
+                        one.get("start_to_every_partition_owned_ms")));
+                Progress.tick();
+            }
+            long rollEnd = System.nanoTime();
+            cluster.awaitBalanced(Duration.ofSeconds(120));
+            awaitAcking(clients, Duration.ofSeconds(60));
+            for (Upgrader u : clients) {
+                u.stop();
+            }
+            Histogram h = new Histogram(3);
+            long failed = 0;
+            long unknown = 0;
+            long acknowledged = 0;
+            long lost = 0;
+            long duplicates = 0;
+            long storedUnacknowledged = 0;
+            long counterOutside = 0;
+            List<String> failures = new ArrayList<>();
+            for (Upgrader u : clients) {
+                for (long[] l : u.latencies) {
+                    if (l[0] >= rollStart && l[0] <= rollEnd) {
+                        h.recordValue(Math.max(1, l[1] - l[0]));
+                    }
+                }
+                failed += u.failed.get();
+                unknown += u.unknown.get();
+                synchronized (u.failures) {
+                    for (String f : u.failures) {
+                        if (failures.size() < 10) {
+                            failures.add(u.ws + " client " + u.id + ": " + f);
+                        }
+                    }
+                }
+                UpgradeBooks b = u.check(TIMEOUT);
+                acknowledged += u.idempotent.size() + u.plain.size() + u.incrAcked;
+                lost += b.lost;
+                duplicates += b.duplicates;
+                storedUnacknowledged += b.storedUnacknowledged;
+                counterOutside += b.counterOutside;
+                u.client.close();
+            }
+            double p99 = h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1e6;
+            Row r = Row.of("cluster.upgrade", Row.US).n(h.getTotalCount()).errors(failed + lost + duplicates
+                    + counterOutside).latency(h);
+            return r.put("servers", cluster.nodes().size()).put("clients", UPGRADE_CLIENTS)
+                    .put("workspaces", UPGRADE_WORKSPACES).put("per_server", perServer)
+                    .put("failed_requests", failed).put("outcome_unknown", unknown)
+                    .put("acknowledged_writes", acknowledged).put("lost", lost).put("duplicates", duplicates)
+                    .put("stored_unacknowledged", storedUnacknowledged).put("counter_outside_bounds", counterOutside)
+                    .put("roll_ms", TimeUnit.NANOSECONDS.toMillis(rollEnd - rollStart))
+                    .put("first_failures", failures)
+                    .put("target", "0 failed requests (outcome unknown counted apart), p99 during the roll <= 1000 ms,"
+                            + " 0 lost, 0 duplicates")
+                    .put("target_met", failed == 0 && p99 <= 1000 && lost == 0 && duplicates == 0 && counterOutside == 0)
+                    .note("latency = every request sent during the roll (from the first SIGTERM to every partition"
+                            + " owned after the last start), answered or failed, from the call to its outcome")
+                    .note(UPGRADE_CLIENTS + " clients (given every server) over " + UPGRADE_WORKSPACES + " workspaces,"
+                            + " each in turn: an idempotent append (producer, pseq), a plain append and an incr of"
+                            + " its own Log and Doc, then 100 ms; request timeout 30 s")
+                    .note("failed_requests: every failure but an incr or plain append the client says has an unknown"
+                            + " outcome (outcome_unknown, counted apart); the books: each acknowledged append exactly"
+                            + " once at its sequence, no append twice, each counter between its acknowledged incrs and"
+                            + " those plus its unknown ones; errors counts failed, lost, duplicated and out-of-bounds");
+        });
+    }
+
+    private static void awaitAcking(List<Upgrader> clients, Duration within) throws Exception {
+        long end = System.nanoTime() + within.toNanos();
+        long since = System.nanoTime();
+        while (!clients.stream().allMatch(u -> u.lastAck.get() > since)) {
+            if (System.nanoTime() > end) {
+                throw new IllegalStateException("not every client of cluster.upgrade acknowledges writes");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** What one upgrade client's Logs and Doc held against what was acknowledged. */
+    private record UpgradeBooks(long lost, long duplicates, long storedUnacknowledged, long counterOutside) {
+    }
+
+    /** One client of {@code cluster.upgrade}: its own Logs and Doc in a shared workspace. One thread writes. */
+    private static final class Upgrader implements Runnable {
+        final String ws;
+        final int id;
+        final HyphaClient client;
+        final Map<Long, Long> idempotent = new ConcurrentHashMap<>();
+        final Map<Long, Long> plain = new ConcurrentHashMap<>();
+        volatile long incrAcked;
+        volatile long incrUnknown;
+        volatile long plainUnknown;
+        final AtomicLong failed = new AtomicLong();
+        final AtomicLong unknown = new AtomicLong();
+        final AtomicLong lastAck = new AtomicLong();
+        final List<String> failures = new ArrayList<>();
+        /** {sent, outcome} (nanoTime) of every request. */
+        final ConcurrentLinkedQueue<long[]> latencies = new ConcurrentLinkedQueue<>();
+        private volatile boolean stop;
+        private Thread thread;
+
+        Upgrader(String ws, int id, HyphaClient client) {
+            this.ws = ws;
+            this.id = id;
+            this.client = client;
+        }
+
+        void start() {
+            thread = Thread.ofVirtual().name("upgrade-" + id).start(this);
+        }
+
+        void stop() throws InterruptedException {
+            stop = true;
+            thread.join(TimeUnit.SECONDS.toMillis(60));
+        }
+
+        private void done(long sent) {
+            long now = System.nanoTime();
+            latencies.add(new long[] {sent, now});
+            lastAck.set(now);
+        }
+
+        /** True when the failure is an outcome the client could not know (counted apart). */
+        private boolean failedWith(String op, long sent, HyphaException e, boolean idempotentOp) {
+            latencies.add(new long[] {sent, System.nanoTime()});
+            if (!idempotentOp && e.code() == ErrorCode.UNAVAILABLE && e.getMessage().contains("outcome unknown")) {
+                unknown.incrementAndGet();
+                return true;
+            }
+            failed.incrementAndGet();
+            synchronized (failures) {
+                if (failures.size() < 5) {
+                    failures.add(op + ": " + e.code() + " " + e.getMessage());
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void run() {
+            long pseq = 1;
+            long n = 1;
+            while (!stop) {
+                long sent = System.nanoTime();
+                try {
+                    idempotent.put(pseq, client.log("i" + id).append(HyphaScenarios.body(pseq), "w", pseq, TIMEOUT));
+                    done(sent);
+                    pseq++;
+                } catch (HyphaException e) {
+                    failedWith("idempotent append", sent, e, true);
+                }
+                sent = System.nanoTime();
+                try {
+                    plain.put(n, client.log("p" + id).append(HyphaScenarios.body(n), TIMEOUT));
+                    done(sent);
+                } catch (HyphaException e) {
+                    if (failedWith("plain append", sent, e, false)) {
+                        plainUnknown++;
+                    }
+                }
+                n++;
+                sent = System.nanoTime();
+                try {
+                    client.doc("n" + id).incr("/n", 1, TIMEOUT);
+                    incrAcked++;
+                    done(sent);
+                } catch (HyphaException e) {
+                    if (failedWith("incr", sent, e, false)) {
+                        incrUnknown++;
+                    }
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        UpgradeBooks check(Duration timeout) {
+            long lost = 0;
+            long duplicates = 0;
+            long extra = 0;
+            for (String log : new String[] {"i" + id, "p" + id}) {
+                Map<Long, Long> acked = log.startsWith("i") ? idempotent : plain;
+                Map<Long, Long> seen = new java.util.HashMap<>();
+                long from = 1;
+                while (true) {
+                    LogPage page = client.log(log).read(from, 1000, timeout);
+                    for (LogRecord r : page.entries()) {
+                        long k = ((JsonObject) r.body()).getJsonNumber("n").longValue();
+                        if (seen.put(k, r.seq()) != null) {
+                            duplicates++;
+                        }
+                    }
+                    if (page.next().isEmpty() || page.entries().isEmpty()) {
+                        break;
+                    }
+                    from = page.next().getAsLong();
+                }
+                for (Map.Entry<Long, Long> a : acked.entrySet()) {
+                    if (!a.getValue().equals(seen.get(a.getKey()))) {
+                        lost++;
+                    }
+                }
+                for (Long k : seen.keySet()) {
+                    if (!acked.containsKey(k)) {
+                        extra++;
+                    }
+                }
+            }
+            jakarta.json.JsonValue v = client.doc("n" + id).get(timeout).value();
+            long counter = v.getValueType() == jakarta.json.JsonValue.ValueType.OBJECT
+                    && v.asJsonObject().containsKey("n") ? v.asJsonObject().getJsonNumber("n").longValue() : 0;
+            long outside = counter >= incrAcked && counter <= incrAcked + incrUnknown ? 0 : 1;
+            return new UpgradeBooks(lost, duplicates, extra, outside);
+        }
     }
 
     private static void awaitAll(List<Writer> writers, long since, Duration within) throws Exception {

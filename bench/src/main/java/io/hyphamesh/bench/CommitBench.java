@@ -34,10 +34,10 @@ public final class CommitBench {
         System.out.println("durable commits, " + seconds + " s each, data in " + dir);
         derbyOneCommitPerWrite(dir.resolve("plain"), seconds);
         // Log appends as a Derby transaction per group, then through the shard's journal (the default)
-        for (boolean journal : new boolean[] {false, true}) {
-            System.out.println("storage.log-journal=" + journal);
-            try (Storage storage = Storage.open(StorageConfig.builder().dataDir(dir.resolve("hypha-" + journal)).shards(2)
-                    .logJournal(journal).build())) {
+        for (StorageConfig.Journal journal : new StorageConfig.Journal[] {StorageConfig.Journal.DOCS, StorageConfig.Journal.ALL}) {
+            System.out.println("storage.journal=" + journal.key());
+            try (Storage storage = Storage.open(StorageConfig.builder().dataDir(dir.resolve("hypha-" + journal.key())).shards(2)
+                    .journal(journal).build())) {
                 groupCommit(storage, 1, seconds);
                 groupCommit(storage, 32, seconds);
                 groupCommit(storage, 256, seconds);

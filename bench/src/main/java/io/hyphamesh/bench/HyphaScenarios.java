@@ -450,6 +450,77 @@ final class HyphaScenarios {
                 c.close();
             }
         }
+        if (o.selected("doc.batch")) {
+            List<HyphaClient> cs = new ArrayList<>();
+            for (int i = 0; i < CONTENDERS; i++) {
+                cs.add(ws.connect("bench-batch-" + i));
+            }
+            run.scenario("doc.batch", Row.US, o.maxOps() / BATCH_OPS, api, () -> docBatch(cs));
+            for (HyphaClient c : cs) {
+                c.close();
+            }
+        }
+    }
+
+    /** Operations per batch of doc.batch, and the Docs they spread over. */
+    private static final int BATCH_OPS = 10;
+    private static final int BATCH_DOCS = 5;
+
+    /**
+     * 16 connections send batches of 10 incr over 5 Docs (two each), one batch in flight each;
+     * batch i takes Docs 5i..5i+4 mod 1,000, so the 16 in flight touch different Docs. The same
+     * connections then incr the same Docs one operation at a time (as doc.incr.spread), in the same
+     * run: the row's throughput is batches/s, and it reports operations/s and server CPU per
+     * operation of both, and their ratio (the issue's target: a batched operation costs at most 1.2
+     * times a single one). The sum over all Docs is checked.
+     */
+    private Row docBatch(List<HyphaClient> cs) throws Exception {
+        String prefix = "bench-batch-" + HyphaTarget.randomHex(3) + "-";
+        List<CompletableFuture<?>> first = new ArrayList<>();
+        for (int d = 0; d < SPREAD_DOCS; d++) {
+            first.add(cs.get(d % CONTENDERS).doc(prefix + d).incrAsync("/n", java.math.BigDecimal.ONE));
+        }
+        CompletableFuture.allOf(first.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        List<io.hyphamesh.client.Batch> batches = new ArrayList<>();
+        for (int b = 0; b < SPREAD_DOCS / BATCH_DOCS; b++) {
+            io.hyphamesh.client.Batch batch = io.hyphamesh.client.Batch.create();
+            for (int k = 0; k < BATCH_OPS; k++) {
+                batch.incr(prefix + (b * BATCH_DOCS + k % BATCH_DOCS), "/n", 1);
+            }
+            batches.add(batch);
+        }
+        int groups = batches.size();
+        Load.ThreadOp batchOp = (w, i) -> cs.get(w).batch(batches.get((int) (i % groups)), TIMEOUT);
+        Load.ThreadOp singleOp = (w, i) -> cs.get(w).doc(prefix + (i % SPREAD_DOCS)).incr("/n", 1, TIMEOUT);
+        Load.threads(CONTENDERS, Long.MAX_VALUE, Load.warmupTime(), batchOp);
+        Load.threads(CONTENDERS, Long.MAX_VALUE, Load.warmupTime(), singleOp);
+        List<Doc> docs = new ArrayList<>();
+        for (int d = 0; d < SPREAD_DOCS; d++) {
+            docs.add(cs.get(0).doc(prefix + d));
+        }
+        long warm = sum(docs);
+        Load.Measured batched = Load.threads(CONTENDERS, Math.max(1, o.maxOps() / BATCH_OPS), o.duration(), batchOp);
+        Load.Measured single = Load.threads(CONTENDERS, o.maxOps(), o.duration(), singleOp);
+        long fin = sum(docs);
+        long ops = batched.ok() * BATCH_OPS;
+        Row row = Row.of("doc.batch", Row.US, batched).perOp(ops, batched);
+        double batchOpsPerS = ops / (batched.elapsedNanos() / 1e9);
+        double singleOpsPerS = single.ok() / (single.elapsedNanos() / 1e9);
+        row.put("ops_per_batch", BATCH_OPS).put("docs_per_batch", BATCH_DOCS).put("ops_per_s", Math.round(batchOpsPerS))
+                .put("single_ops_per_s", Math.round(singleOpsPerS))
+                .put("final_sum", fin).put("final_exact", fin - warm == ops + single.ok());
+        if (ops > 0 && single.ok() > 0 && batched.serverCpuNanos() >= 0 && single.serverCpuNanos() >= 0) {
+            double perBatched = batched.serverCpuNanos() / 1e3 / ops;
+            double perSingle = single.serverCpuNanos() / 1e3 / single.ok();
+            row.put("single_server_cpu_us_per_op", Row.round(perSingle, 2))
+                    .put("cost_ratio", Row.round(perBatched / perSingle, 3));
+        }
+        return row.note(CONTENDERS + " connections, one batch in flight each: " + BATCH_OPS + " incr over " + BATCH_DOCS
+                        + " Docs (two each); batch i takes Docs " + BATCH_DOCS + "i.." + BATCH_DOCS + "i+4 of " + SPREAD_DOCS)
+                .note("throughput and latencies are per batch; ops_per_s and server_cpu_us_per_op per operation in a"
+                        + " batch; single_*: the same connections incr the same Docs one at a time right after, in the same"
+                        + " run; cost_ratio = batched / single server CPU per operation (target <= 1.2)")
+                .note("final_exact: the sum over all Docs grew by exactly the acknowledged operations").note(DURABLE);
     }
 
     /**

@@ -112,6 +112,13 @@ public final class Main {
                     cost.put("cold_server", c);
                 }
             }
+            if (o.server().isEmpty() && o.selected("ws.storm")) {
+                // a server of its own, with admission control on (ws.max's sockets and the main server's
+                // scenarios stay out of it); --storm-admit-rate 0 shows the same storm without it
+                int sockets = o.quick() ? 500 : 10_000;
+                run.scenario("ws.storm", Row.US, sockets, null, () -> WsStorm.run(o.serverJar(), tmp, "storm-server",
+                        o.stormAdmitRate(), sockets, Duration.ofSeconds(o.quick() ? 1 : 5)));
+            }
             if (o.anySelected("artifact")) {
                 s3(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
                 ArtifactScenarios.ceph(o, run, tmp, fs.ok, fs.why, config, cost, teardown);
@@ -235,6 +242,7 @@ public final class Main {
             s.logReadReplay();
             s.docs();
             s.restore();
+            new TimeScenarios(run, main, ws).runAll();
             s.wsConnect();
             s.presence();
             if (o.anySelected("artifact")) {

@@ -35,11 +35,12 @@ import java.util.Set;
  * @param cluster       servers of the cluster.* scenarios (0: none)
  * @param clusterKills  kills of cluster.failover
  * @param clientJs      --client js: the scenarios through the TypeScript client under Node too, beside the JVM client's
+ * @param stormAdmitRate ws.admit-rate of ws.storm's server (0: admission off, to see the storm without it)
  */
 record Options(boolean quick, String label, List<String> filters, long entries, Duration duration, long maxOps,
                double rate, int wsTarget, Set<String> peers, Optional<URI> server, Optional<String> rootToken,
                Path serverJar, Path resultsDir, boolean keepTemp, boolean s3, boolean strict, String ceph, int cluster,
-               int clusterKills, boolean clientJs) {
+               int clusterKills, boolean clientJs, long stormAdmitRate) {
 
     static final List<String> PEERS = List.of("nats", "redis");
     static final List<String> CLIENTS = List.of("jvm", "js");
@@ -55,6 +56,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                   --ops N                 cap on each latency scenario's measured operations (default 100000, quick 1500)
                   --rate N                open-loop rate per second (default: half the closed-loop concurrent rate)
                   --ws-target N           sockets ws.max ramps to (default 50000, quick 300; capped by the open-file limit)
+                  --storm-admit-rate N    ws.admit-rate of ws.storm's server (default 1000; 0: admission off)
                   --peers nats,redis      run the mapped operations on these peers too (skipped when not installed)
                   --server URL            use a running server instead of starting one (needs --root-token)
                   --root-token T          root token of --server
@@ -101,7 +103,7 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
             throw new HelpRequested();
         }
         Set<String> known = Set.of("only", "label", "entries", "duration", "ops", "rate", "ws-target", "peers", "server",
-                "root-token", "results", "server-jar", "cluster", "cluster-kills", "client");
+                "root-token", "results", "server-jar", "cluster", "cluster-kills", "client", "storm-admit-rate");
         for (String k : kv.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option --" + k + "\n" + usage());
@@ -155,7 +157,8 @@ record Options(boolean quick, String label, List<String> filters, long entries, 
                 flags.contains("no-ceph") ? "off" : flags.contains("ceph") ? "on" : "auto",
                 cluster,
                 kills,
-                clients.contains("js"));
+                clients.contains("js"),
+                Long.parseLong(kv.getOrDefault("storm-admit-rate", "1000")));
     }
 
     /** True when scenario {@code name} is selected by {@code --only}. */

@@ -20,6 +20,17 @@ public final class Names {
      * {@code _}); it is in no catalog, no token names it, nothing connects to it.
      */
     public static final String ROOT_AUDIT_WORKSPACE = "_root";
+    /**
+     * Docs named this prefix and a batch's idempotency key hold that key's record (the server writes
+     * them in the batch's own commit). The {@code _} keeps every client name from reaching them.
+     */
+    public static final String BATCH_KEY_PREFIX = "_batch.";
+    /**
+     * The prefix of the Docs that hold schedules ({@code doc:_sched.<name>}, one object each, riding
+     * on its persisted alarm). It starts with {@code _}: no client can address or delete them; they
+     * are managed with the workspace's {@code schedule}, {@code unschedule} and {@code schedules}.
+     */
+    public static final String SCHEDULE_PREFIX = "_sched.";
 
     private Names() {
     }

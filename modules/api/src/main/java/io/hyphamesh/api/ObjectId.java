@@ -21,9 +21,24 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
             if (!name.isEmpty()) {
                 throw HyphaException.badRequest("the workspace object has no name");
             }
+        } else if (kind == ObjectKind.DOC && name.startsWith(Names.BATCH_KEY_PREFIX)) {
+            Names.check("batch key", name.substring(Names.BATCH_KEY_PREFIX.length()));
+        } else if (kind == ObjectKind.DOC && name.startsWith(Names.SCHEDULE_PREFIX)) {
+            // a schedule's object: the server's own name, made only by the server (parseTarget refuses it)
+            Names.checkObject(name.substring(Names.SCHEDULE_PREFIX.length()));
         } else if (!(kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name))) {
             Names.checkObject(name);
         }
+    }
+
+    /** The Doc that holds the record of batch idempotency key {@code key} ({@link Names#BATCH_KEY_PREFIX}). */
+    public static ObjectId batchKey(String workspace, String key) {
+        return new ObjectId(workspace, ObjectKind.DOC, Names.BATCH_KEY_PREFIX + key);
+    }
+
+    /** True for the Docs that hold batch keys' records, which only the server writes. */
+    public boolean isBatchKey() {
+        return kind == ObjectKind.DOC && name.startsWith(Names.BATCH_KEY_PREFIX);
     }
 
     /** The audit Log of a workspace ({@link Names#AUDIT_LOG}). */
@@ -76,6 +91,10 @@ public record ObjectId(String workspace, ObjectKind kind, String name) {
         if (kind == ObjectKind.LOG && Names.AUDIT_LOG.equals(name)) {
             throw HyphaException.badRequest("'log:" + Names.AUDIT_LOG + "' is the server's audit trail: no client"
                     + " reads or writes it over the socket (admins read it with GET /v1/workspaces/{ws}/audit)");
+        }
+        if (name.startsWith("_")) {
+            // the server's own names (batch keys, schedules) are refused as any client name starting with '_'
+            Names.checkObject(name);
         }
         return new ObjectId(workspace, kind, name);
     }

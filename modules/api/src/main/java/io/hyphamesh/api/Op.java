@@ -48,6 +48,21 @@ public enum Op {
     WS_UNSUBSCRIBE(ObjectKind.WORKSPACE, "unsubscribe", Permission.READ, Resend.SAFE, "sub"),
     /** Credit for a presence subscription (accepted, not needed). */
     WS_CREDIT(ObjectKind.WORKSPACE, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
+    /**
+     * Writes to several Logs and Docs of the workspace all or nothing, in one commit. Safe to resend
+     * only with a {@code key}: the server then answers a repeat with the first outcome.
+     */
+    BATCH(ObjectKind.WORKSPACE, "batch", Permission.READ_WRITE, Resend.WITH_PRODUCER, "ops", "key"),
+    /**
+     * Creates or replaces a named schedule: an action run {@code at} an instant, {@code every_ms},
+     * or on a {@code cron} in {@code tz}. Safe to resend: a repeat replaces it with the same definition.
+     */
+    SCHEDULE(ObjectKind.WORKSPACE, "schedule", Permission.READ_WRITE, Resend.SAFE, "name", "at", "every_ms", "cron", "tz",
+            "action"),
+    /** Cancels a schedule by name. */
+    UNSCHEDULE(ObjectKind.WORKSPACE, "unschedule", Permission.READ_WRITE, Resend.SAFE, "name"),
+    /** Lists the workspace's schedules, a page in name order. */
+    SCHEDULES(ObjectKind.WORKSPACE, "schedules", Permission.READ, Resend.SAFE, "after", "limit"),
 
     // ---- Logs "log:<name>"
     /** Appends one entry; safe to resend only with a producer and pseq (idempotent). */
@@ -79,13 +94,18 @@ public enum Op {
     /** The value and version. */
     GET(ObjectKind.DOC, "get", Permission.READ, Resend.SAFE),
     /** Replaces the value. */
-    PUT(ObjectKind.DOC, "put", Permission.READ_WRITE, Resend.NEVER, "value"),
+    PUT(ObjectKind.DOC, "put", Permission.READ_WRITE, Resend.NEVER, "value", "ttl_ms"),
     /** Replaces the value if the version matches. */
-    CAS(ObjectKind.DOC, "cas", Permission.READ_WRITE, Resend.NEVER, "version", "value"),
+    CAS(ObjectKind.DOC, "cas", Permission.READ_WRITE, Resend.NEVER, "version", "value", "ttl_ms"),
     /** Adds to a number, never below an optional floor. */
     INCR(ObjectKind.DOC, "incr", Permission.READ_WRITE, Resend.NEVER, "path", "delta", "floor"),
     /** Sets the value at a JSON Pointer. */
-    PATCH(ObjectKind.DOC, "patch", Permission.READ_WRITE, Resend.NEVER, "path", "value"),
+    PATCH(ObjectKind.DOC, "patch", Permission.READ_WRITE, Resend.NEVER, "path", "value", "ttl_ms"),
+    /**
+     * Sets (or with {@code ttl_ms} 0 removes) the expiry of an existing Doc, counted from now.
+     * Safe to resend: a repeat sets the deadline again from its own arrival.
+     */
+    TOUCH(ObjectKind.DOC, "touch", Permission.READ_WRITE, Resend.SAFE, "ttl_ms"),
     /** Subscribes to changes, with a snapshot. */
     DOC_SUBSCRIBE(ObjectKind.DOC, "subscribe", Permission.READ, Resend.SAFE),
     /** Ends a Doc subscription. */

@@ -576,6 +576,11 @@ final class DefaultHyphaClient implements HyphaClient {
     }
 
     @Override
+    public Schedules schedules() {
+        return new ScheduleHandle(this);
+    }
+
+    @Override
     public Log log(String name) {
         Names.checkObject(name);
         return new LogHandle(this, name);
@@ -585,6 +590,30 @@ final class DefaultHyphaClient implements HyphaClient {
     public Doc doc(String name) {
         Names.checkObject(name);
         return new DocHandle(this, name);
+    }
+
+    @Override
+    public BatchResult batch(Batch batch, Duration timeout) {
+        return await(batchAsync(batch, timeout));
+    }
+
+    @Override
+    public BatchResult batch(Batch batch) {
+        return batch(batch, defaultTimeout());
+    }
+
+    @Override
+    public CompletableFuture<BatchResult> batchAsync(Batch batch, Duration timeout) {
+        OutFrame f = OutFrame.to("ws", Op.BATCH).jsonText("ops", batch.opsJson());
+        batch.key().ifPresent(k -> f.string("key", k));
+        return request(f, timeout).thenApply(v -> {
+            JsonObject ok = v.asJsonObject();
+            List<JsonObject> results = new ArrayList<>();
+            for (JsonValue r : ok.getJsonArray("results")) {
+                results.add(r.asJsonObject());
+            }
+            return new BatchResult(results, ok.getBoolean("duplicate", false));
+        });
     }
 
     @Override

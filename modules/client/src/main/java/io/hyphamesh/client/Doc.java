@@ -2,6 +2,8 @@ package io.hyphamesh.client;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -315,4 +317,53 @@ public interface Doc {
      * @return this Doc's version (1) and the source's version taken
      */
     DocRestore forkAt(String from, java.time.Instant at, Duration timeout);
+
+    // ---- expiry (ttl_ms): an expired Doc is gone, as if deleted, and subscribers get "expired"
+
+    /**
+     * Replaces the document and gives it an expiry: {@code ttl} from now (whole milliseconds, at
+     * least 1 ms) it is gone (reads answer version 0 and null) and subscribers get an {@code expired}
+     * event. A {@link #put(JsonValue)} without a ttl removes the expiry; {@code patch} and
+     * {@code incr} keep it.
+     *
+     * @param value   the new document
+     * @param ttl     how long it lives
+     * @param timeout how long to wait
+     * @return the new version
+     */
+    long putWithTtl(JsonValue value, Duration ttl, Duration timeout);
+
+    /**
+     * Compare-and-swap that sets an expiry; see {@link #cas(long, JsonValue)} and
+     * {@link #putWithTtl(JsonValue, Duration, Duration)}.
+     *
+     * @param expectedVersion the version read before
+     * @param value           the new document
+     * @param ttl             how long it lives
+     * @param timeout         how long to wait
+     * @return the new version
+     */
+    long casWithTtl(long expectedVersion, JsonValue value, Duration ttl, Duration timeout);
+
+    /**
+     * Sets the value at {@code path} and a new expiry {@code ttl} from now.
+     *
+     * @param path    a JSON Pointer
+     * @param value   the value to set there
+     * @param ttl     how long the Doc lives from now
+     * @param timeout how long to wait
+     * @return the new version
+     */
+    long patchWithTtl(String path, JsonValue value, Duration ttl, Duration timeout);
+
+    /**
+     * Sets the expiry of an existing Doc to {@code ttl} from now ({@link Duration#ZERO}: it no longer
+     * expires). The version does not change.
+     *
+     * @param ttl     how long the Doc lives from now, or zero to keep it for good
+     * @param timeout how long to wait
+     * @return the new deadline, empty when the Doc no longer expires
+     * @throws io.hyphamesh.api.HyphaException {@code not_found} when the Doc does not exist (or expired)
+     */
+    Optional<Instant> touch(Duration ttl, Duration timeout);
 }

@@ -2,6 +2,7 @@ package io.hyphamesh.client;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -49,7 +50,9 @@ final class DocHandle implements Doc {
 
     private static DocValue value(JsonValue ok) {
         JsonObject o = ok.asJsonObject();
-        return new DocValue(o.getJsonNumber("version").longValue(), o.getOrDefault("value", JsonValue.NULL));
+        Optional<Instant> expiresAt = o.containsKey("expires_at")
+                ? Optional.of(Instant.ofEpochMilli(o.getJsonNumber("expires_at").longValue())) : Optional.empty();
+        return new DocValue(o.getJsonNumber("version").longValue(), o.getOrDefault("value", JsonValue.NULL), expiresAt);
     }
 
     // the answers of writes are read with the frame scanner, not built into a JSON tree: on the
@@ -225,6 +228,40 @@ final class DocHandle implements Doc {
         return new DocRestore(o.getJsonNumber("version").longValue(), o.getJsonNumber("from_version").longValue());
     }
 
+    /** Whole milliseconds of a ttl; refuses what the server would (below 1 ms unless {@code zeroAllowed}). */
+    private static long ttlMillis(Duration ttl, boolean zeroAllowed) {
+        long ms = Objects.requireNonNull(ttl, "ttl").toMillis();
+        if (ms < (zeroAllowed ? 0 : 1)) {
+            throw new IllegalArgumentException("ttl must be at least " + (zeroAllowed ? "0" : "1") + " ms: " + ttl);
+        }
+        return ms;
+    }
+
+    @Override
+    public long putWithTtl(JsonValue value, Duration ttl, Duration timeout) {
+        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PUT).json("value", value)
+                .number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
+    }
+
+    @Override
+    public long casWithTtl(long expectedVersion, JsonValue value, Duration ttl, Duration timeout) {
+        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.CAS).number("version", expectedVersion)
+                .json("value", value).number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
+    }
+
+    @Override
+    public long patchWithTtl(String path, JsonValue value, Duration ttl, Duration timeout) {
+        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PATCH).string("path", path)
+                .json("value", value).number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
+    }
+
+    @Override
+    public Optional<Instant> touch(Duration ttl, Duration timeout) {
+        Frame f = Frame.parse(DefaultHyphaClient.await(client.requestRaw(op(Op.TOUCH)
+                .number("ttl_ms", ttlMillis(ttl, true)), timeout, null)));
+        return f.isNull("expires_at") ? Optional.empty() : Optional.of(Instant.ofEpochMilli(f.longValue("expires_at")));
+    }
+
     /** Snapshot first, then every later version once, in order; a fresh snapshot after a reconnect. */
     private final class DocSub extends SubscriptionBase {
         private final Consumer<DocEvent> listener;
@@ -257,6 +294,13 @@ final class DocHandle implements Doc {
             }
             if (f.has("closed")) {
                 restore();
+                return;
+            }
+            if (f.has("expired")) {
+                // the subscription goes on: the next write is version 1 again
+                lastVersion = 0;
+                DocEvent e = new DocEvent(0, "expired", Optional.empty(), JsonValue.NULL);
+                deliver(() -> listener.accept(e));
                 return;
             }
             long version = f.longValue("version");

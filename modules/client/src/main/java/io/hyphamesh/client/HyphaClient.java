@@ -339,6 +339,43 @@ public interface HyphaClient extends AutoCloseable {
     Doc doc(String name);
 
     /**
+     * Applies {@code batch} all or nothing, in one commit: every operation's precondition and own
+     * check passes and all land, or none does and the first failure is thrown (its {@code op}
+     * detail names the operation). Resent after a reconnect only when it has a {@link Batch#key}.
+     *
+     * @param batch   the operations
+     * @param timeout how long to wait for the answer
+     * @return one result per operation
+     * @throws io.hyphamesh.api.HyphaException {@code conflict} (a precondition, a cas, or a key used
+     *         for another batch), {@code floor}, {@code bad_request}, {@code too_large}, {@code limit}, ...
+     */
+    BatchResult batch(Batch batch, Duration timeout);
+
+    /**
+     * {@link #batch(Batch, Duration)} with the default request timeout.
+     *
+     * @param batch the operations
+     * @return one result per operation
+     */
+    BatchResult batch(Batch batch);
+
+    /**
+     * {@link #batch(Batch, Duration)}, asynchronously.
+     *
+     * @param batch   the operations
+     * @param timeout how long to wait for the answer
+     * @return completes with one result per operation, or the batch's error
+     */
+    CompletableFuture<BatchResult> batchAsync(Batch batch, Duration timeout);
+
+    /**
+     * The schedules of this workspace: actions the server runs at a time, every interval or on a cron.
+     *
+     * @return a cheap handle
+     */
+    Schedules schedules();
+
+    /**
      * The artifacts (blobs) of this workspace, over HTTP with this client's token.
      *
      * @return a cheap handle

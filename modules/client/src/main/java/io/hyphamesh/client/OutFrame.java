@@ -46,14 +46,15 @@ final class OutFrame {
         return op;
     }
 
-    /** True when the request carries a {@code producer} (an idempotent append). */
+    /** True when the request carries a {@code producer} (an idempotent append) or is a batch with a key. */
     boolean hasProducer() {
         return producer;
     }
 
     OutFrame string(String name, String value) {
         fields.str(name, value);
-        if (name.equals("producer")) {
+        // a producer (idempotent append) or a batch's key makes a request safe to resend
+        if (name.equals("producer") || (op == Op.BATCH && name.equals("key"))) {
             producer = true;
         }
         return this;

@@ -30,6 +30,14 @@ class RetryRulesTest {
     }
 
     @Test
+    void batchesAreSentAgainOnlyWithAKey() {
+        assertFalse(RetryRules.resendable(OutFrame.to("ws", Op.BATCH).jsonText("ops", "[]")));
+        assertTrue(RetryRules.resendable(OutFrame.to("ws", Op.BATCH).jsonText("ops", "[]").string("key", "k1")));
+        // "key" marks only a batch
+        assertFalse(RetryRules.resendable(OutFrame.to("doc:a", Op.PUT).string("key", "k1")));
+    }
+
+    @Test
     void whatMayHaveBeenAppliedIsNeverSentAgain() {
         for (Op op : EnumSet.of(Op.CALL, Op.PUT, Op.CAS, Op.INCR, Op.PATCH, Op.LOG_DELETE, Op.DOC_DELETE, Op.TRUNCATE,
                 Op.CONFIGURE)) {

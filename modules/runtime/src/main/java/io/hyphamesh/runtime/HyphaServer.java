@@ -97,8 +97,34 @@ public final class HyphaServer implements AutoCloseable {
         FirstStart first = FirstStart.before(dataDir);
         // with lock-wait (./hypha restart) this process boots while the old one drains, and waits
         // here for it to let go of the data directory: it releases the lock last, its port before
-        DataDirLock lock = DataDirLock.acquire(dataDir, lockWait);
+        // a restart's new process: what storage's open costs without the data directory (Derby's
+        // engine boot, its SQL compiler's first statements) is done while the old process drains,
+        // beside the wait for the lock so that it never delays taking a directory already free
+        java.util.concurrent.atomic.AtomicBoolean waiting = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread preparing = !lockWait.isZero() && config.string("storage.url").isBlank()
+                ? Thread.ofVirtual().name("hypha-storage-prepare").start(() -> {
+                    try {
+                        Storage.prepare(storageConfig(config, dataDir, Optional.empty()).build(), waiting::get);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.FINE, "preparing storage before the lock failed; its open does the work", e);
+                    }
+                }) : null;
+        long tWait = System.nanoTime();
+        DataDirLock lock;
+        try {
+            lock = DataDirLock.acquire(dataDir, lockWait);
+        } finally {
+            waiting.set(false);
+            if (preparing != null) {
+                // storage's open must not race the engine's boot
+                joinUninterruptibly(preparing);
+            }
+        }
         if (!lockWait.isZero()) {
+            // the restart's profile: how long this process waited for the old one to let go
+            LOG.info(String.format(java.util.Locale.ROOT, "data directory taken after waiting %d ms for it (process up %d ms)",
+                    ms(System.nanoTime() - tWait), ProcessHandle.current().info().startInstant()
+                            .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis()).orElse(-1L)));
             try {
                 checkPortFree(config.string("host"), config.intValue("port"));
             } catch (RuntimeException e) {
@@ -190,6 +216,21 @@ public final class HyphaServer implements AutoCloseable {
         return server;
     }
 
+    private static void joinUninterruptibly(Thread t) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                t.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static long ms(long nanos) {
         return nanos / 1_000_000;
     }
@@ -240,15 +281,29 @@ public final class HyphaServer implements AutoCloseable {
         return early;
     }
 
+    private static boolean placeByWorkspace(String placement) {
+        return switch (placement) {
+            case "workspace" -> true;
+            case "object" -> false;
+            default -> throw new IllegalArgumentException("storage.placement must be 'workspace' or 'object', got '"
+                    + placement + "'");
+        };
+    }
+
     private static Storage openStorage(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
+        return Storage.open(storageConfig(config, dataDir, cluster).build());
+    }
+
+    private static StorageConfig.Builder storageConfig(HyphaConfig config, Path dataDir, Optional<ClusterWiring> cluster) {
         StorageConfig.Builder storageConfig = StorageConfig.builder()
                 .dataDir(dataDir)
                 .shards(config.intValue("storage.shards"))
                 .maxBatch(config.intValue("storage.max-batch"))
                 .readConnections(config.intValue("storage.read-connections"))
                 .durable(config.bool("storage.durable"))
-                .docJournal(config.bool("storage.doc-journal"))
-                .logJournal(config.bool("storage.log-journal"))
+                // the deprecated storage.doc-journal / storage.log-journal are folded into it by HyphaConfig
+                .journal(StorageConfig.Journal.parse(config.string("storage.journal")))
+                .placeByWorkspace(placeByWorkspace(config.string("storage.placement")))
                 // PostgreSQL when storage.url is set (the rest is ignored by Derby)
                 .url(config.string("storage.url"))
                 .user(config.string("storage.user"))
@@ -260,7 +315,7 @@ public final class HyphaServer implements AutoCloseable {
         config.optional("storage.page-cache").ifPresent(v -> storageConfig.pageCacheSize(config.intValue("storage.page-cache")));
         config.optional("storage.page-cache-bytes").ifPresent(v -> storageConfig.pageCacheBytes(config.longValue("storage.page-cache-bytes")));
         cluster.ifPresent(c -> c.configure(storageConfig));
-        return Storage.open(storageConfig.build());
+        return storageConfig;
     }
 
     /**
@@ -278,18 +333,50 @@ public final class HyphaServer implements AutoCloseable {
         return metrics;
     }
 
+    /**
+     * The origins of the cluster's servers, read again at most every 2 s (empty outside cluster
+     * mode or before joining): they may call this server from their console pages (CORS), and the
+     * console's pages may connect to them (CSP).
+     */
+    private static java.util.function.Supplier<java.util.Set<String>> peerOrigins(Optional<ClusterWiring> cluster) {
+        if (cluster.isEmpty()) {
+            return java.util.Set::of;
+        }
+        java.util.concurrent.atomic.AtomicReference<java.util.Set<String>> last = new java.util.concurrent.atomic.AtomicReference<>(java.util.Set.of());
+        java.util.concurrent.atomic.AtomicLong readAt = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+        return () -> {
+            long now = System.nanoTime();
+            long at = readAt.get();
+            if (at != Long.MIN_VALUE && now - at < 2_000_000_000L || !readAt.compareAndSet(at, now)) {
+                return last.get();
+            }
+            try {
+                java.util.Set<String> s = new java.util.HashSet<>();
+                for (URI u : cluster.get().mode().memberUrls().values()) {
+                    io.hyphamesh.runtime.http.Origins.origin(u.toString()).ifPresent(s::add);
+                }
+                last.set(java.util.Set.copyOf(s));
+            } catch (RuntimeException e) {
+                // not joined yet: no peers, asked again next time
+                readAt.set(Long.MIN_VALUE);
+            }
+            return last.get();
+        };
+    }
+
     private static HttpRouting.Builder routing(HyphaConfig config, Path dataDir, Storage storage, Metrics metrics,
                                                ControlPlane control, ObjectHost host, Transport transport,
                                                ArtifactRoutes artifactRoutes, Optional<ClusterWiring> cluster,
                                                int[] webPort, io.hyphamesh.runtime.control.Audit audit) {
+        java.util.function.Supplier<java.util.Set<String>> peers = peerOrigins(cluster);
         HttpRouting.Builder routing = HttpRouting.builder()
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
-                        io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins"))))
+                        io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins")), peers))
                 .addFilter(HttpSupport.framingFilter())
                 .addFilter(transport.rateLimits().httpFilter(control));
         if (config.bool("console.enabled")) {
             // static pages only: they sign in with a token and call the routes below like any client
-            routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load());
+            routing.register(io.hyphamesh.runtime.http.ConsoleRoutes.load().peers(peers));
         }
         return routing
                 .register(new ObserveRoutes(metrics, artifactRoutes::ready, artifactRoutes::writeProblem, storage, cluster))
@@ -417,7 +504,7 @@ public final class HyphaServer implements AutoCloseable {
     /**
      * Graceful shutdown: hold new requests, answer those running (ws.drain-timeout), close the
      * sockets with 1012 after what is queued to them, let objects finish, commit every queued write,
-     * shut Derby down cleanly, then stop the listener.
+     * shut Derby down cleanly while the listener and the blob store stop, then release the data directory.
      */
     @Override
     public synchronized void close() {
@@ -426,34 +513,67 @@ public final class HyphaServer implements AutoCloseable {
         }
         running = false;
         LOG.info("shutting down");
-        // a cluster member first hands its partitions over (their sockets move, their objects commit)
-        cluster.ifPresent(ClusterWiring::close);
+        long t0 = System.nanoTime();
+        long tDrained = t0;
+        if (cluster.isPresent()) {
+            // a cluster member holds what arrives and answers what runs first, then hands each
+            // partition over (its objects commit and it is released) and only then closes that
+            // partition's sockets with 1012: the clients arrive when the next owner can serve them,
+            // and resend what has no answer, which was not applied
+            try {
+                transport.hold(config.duration("ws.drain-timeout"));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "error while holding requests", e);
+            }
+            cluster.get().close();
+        }
         try {
             // answer what runs, hold what arrives, then 1012: clients resend what has no answer
-            long t0 = System.nanoTime();
             int unfinished = transport.drain(config.duration("ws.drain-timeout"));
             lastDrain = "drained in " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms"
                     + (unfinished == 0 ? "; every socket closed with 1012 (restart)"
                     : "; " + unfinished + " socket(s) still had requests running: closed with 1001");
             LOG.info(lastDrain);
+            tDrained = System.nanoTime();
             transport.close();
             host.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while draining", e);
         }
+        long tObjects = System.nanoTime();
+        // every socket is closed: the listener and the blob store stop beside storage's last commits
+        // and Derby's shutdown (the longest step) instead of after them; the data directory is
+        // released only when all three are done, so nothing of this process writes it after that
+        long[] tListener = {tObjects};
+        Thread listener = Thread.ofVirtual().name("hypha-stop-listener").start(() -> {
+            janitor.close();
+            web.stop();
+            try {
+                artifacts.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "error while closing the artifact store", e);
+            }
+            tListener[0] = System.nanoTime();
+        });
         try {
             storage.close();
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "error while closing storage", e);
         }
-        janitor.close();
-        web.stop();
-        try {
-            artifacts.close();
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "error while closing the artifact store", e);
-        }
+        long tStorage = System.nanoTime();
+        joinUninterruptibly(listener); // the lock is released only after the listener stopped
         lock.close();
-        LOG.info("stopped");
+        lastStop = String.format(java.util.Locale.ROOT, "stopped in %d ms: drain %d ms, sockets and objects %d ms,"
+                        + " then side by side storage %d ms and listener and blob store %d ms; data directory released",
+                ms(System.nanoTime() - t0), ms(tDrained - t0), ms(tObjects - tDrained), ms(tStorage - tObjects),
+                ms(tListener[0] - tObjects));
+        LOG.info(lastStop);
     }
+
+    /** The phases of the last graceful stop, timed (for the shutdown hook); empty before. */
+    public String lastStop() {
+        return lastStop;
+    }
+
+    private volatile String lastStop = "";
 }

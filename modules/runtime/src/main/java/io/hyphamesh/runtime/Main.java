@@ -7,7 +7,7 @@ import io.hyphamesh.runtime.config.HyphaConfig;
 /**
  * {@code java -jar hypha-mesh.jar [--help] [--config file] [--key=value ...]}, or {@code java -jar
  * hypha-mesh.jar migrate --from DATA_DIR --to jdbc:postgresql://...} (see {@link
- * io.hyphamesh.storage.Migration}).
+ * io.hyphamesh.storage.postgres.Migration}).
  */
 public final class Main {
     private Main() {
@@ -21,7 +21,7 @@ public final class Main {
             System.setProperty("jdk.reflect.useNativeAccessorOnly", "true");
         }
         if (args.length > 0 && args[0].equals("migrate")) {
-            System.exit(io.hyphamesh.storage.Migration.run(java.util.List.of(args).subList(1, args.length),
+            System.exit(io.hyphamesh.storage.postgres.Migration.run(java.util.List.of(args).subList(1, args.length),
                     System.out, System.err));
             return;
         }
@@ -64,7 +64,8 @@ public final class Main {
             if (!server.lastDrain().isEmpty()) {
                 say(server.lastDrain());
             }
-            say("stopped (storage committed and closed)");
+            say(server.lastStop().isEmpty() ? "stopped (storage committed and closed)"
+                    : server.lastStop() + " (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
         stopped.await();

@@ -33,7 +33,7 @@ class LogPageUtf8Test {
         // a cache of 2 entries: most of a page comes from storage, its newest entries from the cache
         server = TestServer.start(Map.of("log.cache-entries", "2"));
         // appends straight into Derby's chunks: the page's older entries are slices of their bytes
-        noLogJournal = TestServer.start(Map.of("log.cache-entries", "2", "storage.log-journal", "false"));
+        noLogJournal = TestServer.start(Map.of("log.cache-entries", "2", "storage.journal", "docs"));
     }
 
     @AfterAll

@@ -86,6 +86,9 @@ public final class TestServer implements AutoCloseable {
             if (!HANDED_OUT.add(p)) {
                 continue; // another test's server may be between its close and its restart on it
             }
+            if (!reserveAcrossJvms(p)) {
+                continue; // another test JVM (a module built in parallel) handed it out
+            }
             // no SO_REUSEADDR: a port with connections of an earlier server still in TIME_WAIT is passed over
             try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
                 probe.setReuseAddress(false);
@@ -96,6 +99,37 @@ public final class TestServer implements AutoCloseable {
                     throw new UncheckedIOException("no free port found in 100 tries", e);
                 }
             }
+        }
+    }
+
+    /** Lock files of the ports this JVM reserved, held open (so locked) until the JVM exits. */
+    private static final java.util.List<java.nio.channels.FileChannel> RESERVED =
+            java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+    /**
+     * Reserves {@code port} against the other test JVMs of this machine (Maven builds modules in
+     * parallel, each with its own surefire JVM, and {@link #HANDED_OUT} knows only this one): a lock
+     * on {@code <tmp>/hypha-test-ports/<port>} that the OS releases when this JVM exits. A server that
+     * restarts on its port found it taken by another JVM's server in the full suite
+     * ({@code ProviderGraceTest}, "port 28375 ... is already in use").
+     */
+    private static boolean reserveAcrossJvms(int port) {
+        try {
+            Path dir = Path.of(System.getProperty("java.io.tmpdir"), "hypha-test-ports");
+            java.nio.file.Files.createDirectories(dir);
+            java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir.resolve(Integer.toString(port)),
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+            java.nio.channels.FileLock lock = ch.tryLock();
+            if (lock == null) {
+                ch.close();
+                return false;
+            }
+            RESERVED.add(ch);
+            return true;
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // no lock files here: fall back to this JVM's own bookkeeping
         }
     }
 

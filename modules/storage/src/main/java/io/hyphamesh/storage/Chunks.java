@@ -12,7 +12,7 @@ import java.util.List;
  * (8 bytes), the body length (4 bytes) and the UTF-8 body; sequences are implied from the
  * chunk's first sequence. Stateless.
  */
-final class Chunks {
+public final class Chunks {
     /** Most entries in one chunk; a chunk holding sequence s starts after {@code s - MAX_ENTRIES}. */
     static final int MAX_ENTRIES = 4096;
     /** Chunks are closed before their bytes would pass this (the inline column's size). */
@@ -23,26 +23,26 @@ final class Chunks {
     }
 
     /** An open chunk being filled by the committer. Not thread-safe. */
-    static final class Builder {
+    public static final class Builder {
         final long objectId;
         final long firstSeq;
         long lastSeq;
         int count;
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream(1024);
 
-        Builder(long objectId, long firstSeq) {
+        public Builder(long objectId, long firstSeq) {
             this.objectId = objectId;
             this.firstSeq = firstSeq;
             this.lastSeq = firstSeq - 1;
         }
 
         /** True when {@code e} continues this chunk and fits in it. */
-        boolean accepts(long objectId, LogEntry e, int bodyBytes) {
+        public boolean accepts(long objectId, LogEntry e, int bodyBytes) {
             return objectId == this.objectId && e.seq() == lastSeq + 1 && count < MAX_ENTRIES
                     && (count == 0 || bytes.size() + HEADER + bodyBytes <= TARGET_BYTES);
         }
 
-        void add(LogEntry e, byte[] body) {
+        public void add(LogEntry e, byte[] body) {
             ByteBuffer h = ByteBuffer.allocate(HEADER);
             h.putLong(e.timestamp()).putInt(body.length);
             bytes.write(h.array(), 0, HEADER);
@@ -53,7 +53,7 @@ final class Chunks {
     }
 
     /** Bytes of the entry bodies (UTF-8) of a chunk that fall in {@code [from, to]}, without decoding them. */
-    static long bodyBytes(long firstSeq, byte[] data, long from, long to) {
+    public static long bodyBytes(long firstSeq, byte[] data, long from, long to) {
         ByteBuffer b = ByteBuffer.wrap(data);
         long seq = firstSeq;
         long sum = 0;
@@ -70,12 +70,12 @@ final class Chunks {
     }
 
     /** Per-entry overhead in a chunk's bytes (append time and body length). */
-    static int header() {
+    public static int header() {
         return HEADER;
     }
 
     /** Adds the entries of a chunk that fall in {@code [from, to]} to {@code out}, up to {@code limit}. */
-    static void unpack(long firstSeq, byte[] data, long from, long to, int limit, List<LogEntry> out) {
+    public static void unpack(long firstSeq, byte[] data, long from, long to, int limit, List<LogEntry> out) {
         ByteBuffer b = ByteBuffer.wrap(data);
         long seq = firstSeq;
         while (b.remaining() >= HEADER && out.size() < limit && seq <= to) {

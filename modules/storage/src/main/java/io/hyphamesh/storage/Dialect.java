@@ -8,7 +8,7 @@ import java.util.List;
  * The SQL differences between stores, kept small on purpose: embedded Derby ({@link DerbyDialect})
  * and PostgreSQL ({@link PostgresDialect}). Everything else is plain JDBC shared by both. Stateless.
  */
-interface Dialect {
+public interface Dialect {
 
     /** Column type for byte strings up to {@link #inlineBytes()} long. */
     String inlineBinaryType();

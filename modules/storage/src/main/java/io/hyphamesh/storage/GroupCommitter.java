@@ -53,17 +53,34 @@ import io.hyphamesh.api.HyphaException;
  * more waiting, and runs checkpoints, recovery probes and the last commit at close. {@link #submit}
  * is safe from any thread. Waiters' callbacks run on the thread that committed, so they must be
  * short and never block for long.
+ *
+ * <p>A store may put a write-ahead log in front of its database ({@link WriteAheadLog}; Derby's
+ * journal). The committer then sends each run of consecutive submissions the log {@linkplain
+ * WriteAheadLog#accepts accepts} to it, and the rest to the database as above, in submission order,
+ * through the log's two-method contract:
+ * <ol>
+ *   <li><b>append + fsync</b> ({@link WriteAheadLog#append}): one append and one fsync for the whole
+ *       run, and only then are its waiters completed; a failed append fails them all, nothing of
+ *       them is visible, and the store refuses writes until a probe succeeds;</li>
+ *   <li><b>checkpoint into the database</b> ({@link WriteAheadLog#applyTo}, then {@link
+ *       WriteAheadLog#markCheckpointed} in the same transaction, then {@link
+ *       WriteAheadLog#checkpointed} after the commit): when the log says it is due, when asked
+ *       ({@link #checkpointNow}), before any database transaction that must see the log's writes
+ *       ({@link WriteAheadLog#mustCheckpointBefore}), and at close. A failed checkpoint leaves the
+ *       writes in the log, durable; whether its commit landed after all is read back ({@link
+ *       WriteAheadLog#derbyHoldsGeneration}) before the log is appended to again.</li>
+ * </ol>
  */
-final class GroupCommitter {
+public final class GroupCommitter {
     private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());
 
     /** The partition of submissions no fence guards: every Derby write, and catalog writes. */
-    static final int UNFENCED = -1;
+    public static final int UNFENCED = -1;
 
     /**
      * The ownership check every fenced transaction starts with. Implementations are thread-safe.
      */
-    interface Fence {
+    public interface Fence {
         /** No partition is fenced (Derby: one process owns the data directory). */
         Fence NONE = new Fence() {
             @Override
@@ -89,7 +106,7 @@ final class GroupCommitter {
 
     /** Opens a fresh write connection after the old one broke. */
     @FunctionalInterface
-    interface Reconnect {
+    public interface Reconnect {
         Connection open() throws SQLException;
 
         /**
@@ -128,7 +145,7 @@ final class GroupCommitter {
     // owned by the leader (replaced together when the connection is reopened)
     private final WriteConnection writer;
     // Derby: the shard's journal of Doc and Log writes (null: every write goes to the database)
-    private final DocJournal journal;
+    private final WriteAheadLog journal;
     private final java.util.concurrent.ConcurrentLinkedQueue<CompletableFuture<Void>> checkpointWaiters =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
@@ -140,21 +157,21 @@ final class GroupCommitter {
     private record Outcome(List<Submission> applied, List<Submission> fenced, Throwable failure, boolean unknown) {
     }
 
-    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch) throws SQLException {
+    public GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch) throws SQLException {
         this(name, conn, dialect, maxBatch, Fence.NONE, null, null);
     }
 
-    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect)
+    public GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect)
             throws SQLException {
         this(name, conn, dialect, maxBatch, fence, reconnect, null);
     }
 
     /**
-     * {@code journal}: Derby's journal of this shard ({@link DocJournal}); submissions it accepts
+     * {@code journal}: Derby's journal of this shard ({@link WriteAheadLog}: Derby's {@code DocJournal}); submissions it accepts
      * (object rows and Log writes) go there, everything else to the database, in submission order.
      */
-    GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect,
-                   DocJournal journal) throws SQLException {
+    public GroupCommitter(String name, Connection conn, Dialect dialect, int maxBatch, Fence fence, Reconnect reconnect,
+                   WriteAheadLog journal) throws SQLException {
         this.name = name;
         this.journal = journal;
         this.dialect = dialect;
@@ -169,7 +186,7 @@ final class GroupCommitter {
     }
 
     /** Queues an unfenced submission (every Derby write; catalog writes). */
-    CompletableFuture<Void> submit(WriteOwner owner, List<Write> writes) {
+    public CompletableFuture<Void> submit(WriteOwner owner, List<Write> writes) {
         return submit(UNFENCED, 0, owner, writes);
     }
 
@@ -177,7 +194,7 @@ final class GroupCommitter {
      * Queues a submission of {@code partition}, to commit only while this server holds it at
      * {@code epoch} (or unfenced with {@link #UNFENCED}).
      */
-    CompletableFuture<Void> submit(int partition, long epoch, WriteOwner owner, List<Write> writes) {
+    public CompletableFuture<Void> submit(int partition, long epoch, WriteOwner owner, List<Write> writes) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (stopping) {
             done.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "storage is shutting down"));
@@ -260,30 +277,30 @@ final class GroupCommitter {
      * @param sinceMillis  when the current state began
      * @param downs        times it stopped being writable since start
      */
-    record Health(boolean writable, java.util.Optional<String> problem, long sinceMillis, long downs) {
+    public record Health(boolean writable, java.util.Optional<String> problem, long sinceMillis, long downs) {
     }
 
-    Health health() {
+    public Health health() {
         return recovery.health();
     }
 
-    long commits() {
+    public long commits() {
         return commits;
     }
 
-    long submissions() {
+    public long submissions() {
         return submissions;
     }
 
-    long writes() {
+    public long writes() {
         return writes;
     }
 
-    long failures() {
+    public long failures() {
         return failures;
     }
 
-    long fenced() {
+    public long fenced() {
         return fenced;
     }
 
@@ -350,7 +367,7 @@ final class GroupCommitter {
             return;
         }
         // runs of consecutive submissions, each all for the journal or all for the database, in order;
-        // each run learns where the Logs it appends to end as it goes (DocJournal.accepts)
+        // each run learns where the Logs it appends to end as it goes (WriteAheadLog.accepts)
         int i = 0;
         while (i < live.size()) {
             Map<Long, Long> ends = new java.util.HashMap<>();
@@ -449,7 +466,7 @@ final class GroupCommitter {
      * Completes after the journal's rows, as they are now, are in the database (at once when there
      * is no journal); fails when that checkpoint failed.
      */
-    CompletableFuture<Void> checkpointNow() {
+    public CompletableFuture<Void> checkpointNow() {
         CompletableFuture<Void> f = new CompletableFuture<>();
         if (journal == null || !thread.isAlive()) {
             f.complete(null);
@@ -813,7 +830,7 @@ final class GroupCommitter {
                 "the connection to the database broke during the commit; outcome unknown: " + t.getMessage(), t));
     }
 
-    void close() {
+    public void close() {
         stopping = true;
         LockSupport.unpark(thread);
         try {

@@ -13,14 +13,14 @@ import java.util.logging.Logger;
  * schema at a whole version. Servers starting together on one PostgreSQL database take turns
  * ({@link Dialect#lockMigrations}).
  */
-final class Migrations {
+public final class Migrations {
     private static final Logger LOG = Logger.getLogger(Migrations.class.getName());
 
     private Migrations() {
     }
 
     /** Brings the database to the newest version; returns the version it is at. */
-    static int apply(Connection c, Dialect dialect) throws SQLException {
+    public static int apply(Connection c, Dialect dialect) throws SQLException {
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(false);
         dialect.lockMigrations(c);

@@ -6,24 +6,24 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.api.Permission;
-import java.util.HashSet;
-import java.util.Set;
 
 /**
  * The reads both stores share: plain SQL over the tables of {@link Dialect#baseTables}. Each
  * method runs on the connection (or its cached statements) it is handed and never commits. Stateless.
  */
-final class Queries {
+public final class Queries {
     static final String OBJECT_COLUMNS = "id, workspace, kind, name, version, first_seq, last_seq,"
             + " entries, bytes, created_at, last_activity, alarm_at";
-    static final String TOKEN_COLUMNS = "id, workspace, permission, client_id, issued_at, expires_at, revoked_at";
+    public static final String TOKEN_COLUMNS = "id, workspace, permission, client_id, issued_at, expires_at, revoked_at";
 
     private Queries() {
     }
@@ -32,19 +32,19 @@ final class Queries {
      * Prepared statements of one read connection, kept for its life; used only by the thread that
      * holds the connection. Not thread-safe.
      */
-    static final class Statements {
+    public static final class Statements {
         private final Connection c;
         private final Map<String, PreparedStatement> bySql = new HashMap<>();
 
-        Statements(Connection c) {
+        public Statements(Connection c) {
             this.c = c;
         }
 
-        Connection connection() {
+        public Connection connection() {
             return c;
         }
 
-        PreparedStatement prepare(String sql) throws SQLException {
+        public PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = bySql.get(sql);
             if (ps == null) {
                 ps = c.prepareStatement(sql);
@@ -54,7 +54,7 @@ final class Queries {
         }
     }
 
-    static Optional<ObjectRow> loadObject(Statements st, ObjectId id) throws SQLException {
+    public static Optional<ObjectRow> loadObject(Statements st, ObjectId id) throws SQLException {
         PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS
                 + ", state_small, state_big FROM objects WHERE workspace = ? AND kind = ? AND name = ?");
         ps.setString(1, id.workspace());
@@ -72,7 +72,7 @@ final class Queries {
         }
     }
 
-    static List<LogEntry> readLog(Statements st, long objectId, long fromSeq, long toSeq, int limit,
+    public static List<LogEntry> readLog(Statements st, long objectId, long fromSeq, long toSeq, int limit,
                                   boolean descending) throws SQLException {
         String order = descending ? "DESC" : "ASC";
         // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
@@ -103,7 +103,7 @@ final class Queries {
         return out;
     }
 
-    static long lastLogSeq(Statements st, long objectId, long atLeast) throws SQLException {
+    public static long lastLogSeq(Statements st, long objectId, long atLeast) throws SQLException {
         PreparedStatement ps = st.prepare("SELECT MAX(last_seq) FROM log_chunks WHERE obj = ? AND first_seq > ?");
         ps.setLong(1, objectId);
         ps.setLong(2, atLeast - Chunks.MAX_ENTRIES);
@@ -118,7 +118,7 @@ final class Queries {
      * are summed by the database from their lengths (a chunk holds a 12-byte header per entry), the
      * one or two chunks straddling its ends are read and counted.
      */
-    static long logBytes(Statements st, long objectId, long from, long to) throws SQLException {
+    public static long logBytes(Statements st, long objectId, long from, long to) throws SQLException {
         if (from > to) {
             return 0;
         }
@@ -169,7 +169,7 @@ final class Queries {
      * rewritten at most once a second; the entries are the truth): its last sequence, entries and
      * bytes are exact for everything committed. Other rows come back as they are.
      */
-    static ObjectRow completeLog(Statements st, ObjectRow r) throws SQLException {
+    public static ObjectRow completeLog(Statements st, ObjectRow r) throws SQLException {
         return completeLog(r, new LogExtent<SQLException>() {
             @Override
             public long lastSeq(long objectId, long atLeast) throws SQLException {
@@ -184,14 +184,14 @@ final class Queries {
     }
 
     /** Where a Log's stored entries end, and the bytes of a range of them (Derby merges its journal in). */
-    interface LogExtent<E extends Exception> {
+    public interface LogExtent<E extends Exception> {
         long lastSeq(long objectId, long atLeast) throws E;
 
         long bytes(long objectId, long from, long to) throws E;
     }
 
     /** {@link #completeLog(Statements, ObjectRow)} over the entries {@code extent} reads. */
-    static <E extends Exception> ObjectRow completeLog(ObjectRow r, LogExtent<E> extent) throws E {
+    public static <E extends Exception> ObjectRow completeLog(ObjectRow r, LogExtent<E> extent) throws E {
         if (r.objectId().kind() != ObjectKind.LOG) {
             return r;
         }
@@ -205,7 +205,7 @@ final class Queries {
                 r.createdAt(), r.lastActivity(), r.alarmAt());
     }
 
-    static Optional<Long> findProducerEntry(Connection c, long objectId, String producer, long pseq)
+    public static Optional<Long> findProducerEntry(Connection c, long objectId, String producer, long pseq)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT seq FROM log_dedupe WHERE obj = ? AND producer = ? AND pseq = ?")) {
@@ -218,7 +218,7 @@ final class Queries {
         }
     }
 
-    static List<ProducerState> producers(Statements st, long objectId) throws SQLException {
+    public static List<ProducerState> producers(Statements st, long objectId) throws SQLException {
         PreparedStatement ps = st.prepare("SELECT producer, pseq, seq FROM log_producers WHERE obj = ?");
         ps.setLong(1, objectId);
         List<ProducerState> out = new ArrayList<>();
@@ -230,7 +230,7 @@ final class Queries {
         return out;
     }
 
-    static List<RestorePoint> restorePoints(Statements st, long objectId) throws SQLException {
+    public static List<RestorePoint> restorePoints(Statements st, long objectId) throws SQLException {
         PreparedStatement ps = st.prepare("SELECT start_seq, copied, at_ms, prev_first FROM log_restores"
                 + " WHERE obj = ? ORDER BY start_seq");
         ps.setLong(1, objectId);
@@ -248,7 +248,7 @@ final class Queries {
      * afterName)} in (kind, name) order, at most {@code limit}, as stored (complete Logs with
      * {@link #completeLog} once the page is known).
      */
-    static List<ObjectRow> listObjects(Statements st, String workspace, int afterKind, String afterName, int limit)
+    public static List<ObjectRow> listObjects(Statements st, String workspace, int afterKind, String afterName, int limit)
             throws SQLException {
         PreparedStatement ps = st.prepare("SELECT " + OBJECT_COLUMNS + " FROM objects WHERE workspace = ?"
                 + " AND (kind > ? OR (kind = ? AND name > ?)) ORDER BY kind, name");
@@ -260,7 +260,7 @@ final class Queries {
         return objectRows(ps);
     }
 
-    static List<ObjectRow> alarms(Connection c) throws SQLException {
+    public static List<ObjectRow> alarms(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT " + OBJECT_COLUMNS + " FROM objects WHERE alarm_at IS NOT NULL")) {
             return objectRows(ps);
@@ -278,7 +278,7 @@ final class Queries {
     }
 
     /** An object row from a result set whose first columns are {@link #OBJECT_COLUMNS}. */
-    static ObjectRow objectRow(ResultSet rs, byte[] state) throws SQLException {
+    public static ObjectRow objectRow(ResultSet rs, byte[] state) throws SQLException {
         ObjectKind kind = ObjectKind.values()[rs.getShort(3)];
         ObjectId oid = new ObjectId(rs.getString(2), kind, rs.getString(4));
         long alarm = rs.getLong(12);
@@ -287,7 +287,7 @@ final class Queries {
                 rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11), alarmAt);
     }
 
-    static List<WorkspaceRow> workspaces(Connection c) throws SQLException {
+    public static List<WorkspaceRow> workspaces(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces ORDER BY name");
              ResultSet rs = ps.executeQuery()) {
             List<WorkspaceRow> out = new ArrayList<>();
@@ -298,7 +298,7 @@ final class Queries {
         }
     }
 
-    static Optional<WorkspaceRow> workspace(Connection c, String name) throws SQLException {
+    public static Optional<WorkspaceRow> workspace(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT name, created_at FROM workspaces WHERE name = ?")) {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
@@ -307,7 +307,7 @@ final class Queries {
         }
     }
 
-    static List<TokenRow> tokens(Connection c, String workspace) throws SQLException {
+    public static List<TokenRow> tokens(Connection c, String workspace) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at")) {
             ps.setString(1, workspace);
@@ -321,7 +321,7 @@ final class Queries {
         }
     }
 
-    static Optional<TokenRow> token(Connection c, String id) throws SQLException {
+    public static Optional<TokenRow> token(Connection c, String id) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE id = ?")) {
             ps.setString(1, id);
             try (ResultSet rs = ps.executeQuery()) {
@@ -330,7 +330,7 @@ final class Queries {
         }
     }
 
-    static TokenRow tokenRow(ResultSet rs) throws SQLException {
+    public static TokenRow tokenRow(ResultSet rs) throws SQLException {
         long revoked = rs.getLong(7);
         Optional<Long> revokedAt = rs.wasNull() ? Optional.empty() : Optional.of(revoked);
         Permission p = Permission.ofWire(rs.getString(3)).orElse(Permission.READ);
@@ -338,7 +338,7 @@ final class Queries {
                 revokedAt);
     }
 
-    static List<String> revokedTokenIds(Connection c, long nowMillis) throws SQLException {
+    public static List<String> revokedTokenIds(Connection c, long nowMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT id FROM tokens WHERE revoked_at IS NOT NULL AND expires_at > ?")) {
             ps.setLong(1, nowMillis);
@@ -352,7 +352,7 @@ final class Queries {
         }
     }
 
-    static Optional<String> setting(Connection c, String key) throws SQLException {
+    public static Optional<String> setting(Connection c, String key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT v FROM settings WHERE k = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {

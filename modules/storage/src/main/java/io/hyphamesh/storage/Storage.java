@@ -31,19 +31,52 @@ import io.hyphamesh.api.ObjectId;
 public interface Storage extends AutoCloseable {
 
     /**
+     * Does the part of {@link #open} that needs nothing of the data directory, before its lock is
+     * taken (a restart's new process does it while the old one still drains and commits): for Derby
+     * it boots the engine and runs the schema's migrations and a query on a throwaway in-memory
+     * database, so that the classes, Derby's SQL compiler and the JIT are warm when the shards open.
+     * It writes nothing under the data directory (Derby's own log is held in memory until {@link
+     * #open} names its file). Nothing for PostgreSQL; nothing when Derby's engine already runs in
+     * this JVM or the data directory has no {@code db/derby.properties} yet (the engine reads it
+     * once, when it boots, and only {@link #open} may write it). A failure is logged and left to
+     * {@link #open}, which does the same work itself. {@code stillWaiting} is asked after the
+     * engine's boot: false (the data directory is free already) skips the warm-up, whose work the
+     * open would then only wait for. The open must not start before this returned.
+     */
+    static void prepare(StorageConfig config, java.util.function.BooleanSupplier stillWaiting) {
+        for (StorageProvider p : java.util.ServiceLoader.load(StorageProvider.class, Storage.class.getClassLoader())) {
+            if (p.accepts(config)) {
+                p.prepare(config, stillWaiting);
+                return;
+            }
+        }
+    }
+
+    /**
      * Opens (creating and migrating if needed) the store the configuration names: the Derby
      * databases under the data directory, or the PostgreSQL database of {@link StorageConfig#url()}.
+     * The store is found with {@link java.util.ServiceLoader}: the first {@link StorageProvider}
+     * that {@linkplain StorageProvider#accepts accepts} the configuration opens it (module {@code
+     * io.hyphamesh.storage.derby} without a URL, {@code io.hyphamesh.storage.postgres} with one).
      * No PostgreSQL class is loaded for Derby.
      *
      * @throws io.hyphamesh.api.HyphaException {@code unavailable} when the store cannot be opened,
      *                                         or (PostgreSQL, {@link StorageConfig.Ownership#SOLE})
-     *                                         another server already uses the database
+     *                                         another server already uses the database; {@code
+     *                                         internal} when no store on the path serves the
+     *                                         configuration (a store module is missing)
      */
     static Storage open(StorageConfig config) {
-        if (config.url().isPresent()) {
-            return PostgresStorage.open(config);
+        java.util.List<String> found = new java.util.ArrayList<>();
+        for (StorageProvider p : java.util.ServiceLoader.load(StorageProvider.class, Storage.class.getClassLoader())) {
+            if (p.accepts(config)) {
+                return p.open(config);
+            }
+            found.add(p.name());
         }
-        return DerbyStorage.open(config);
+        throw new io.hyphamesh.api.HyphaException(io.hyphamesh.api.ErrorCode.INTERNAL, "no store on the path serves "
+                + (config.url().isPresent() ? "storage.url " + config.url().get() + " (is hypha-storage-postgres missing?)"
+                : "a Derby data directory (is hypha-storage-derby missing?)") + "; stores found: " + found);
     }
 
     /** Number of shards (PostgreSQL: partitions). */
@@ -118,6 +151,17 @@ public interface Storage extends AutoCloseable {
      * before its latest entries.
      */
     List<ObjectRow> listObjects(String workspace, int afterKind, String afterName, int limit);
+
+    /**
+     * A page of the rows (without state) of a workspace's objects in another order than (kind,
+     * name): every row of the workspace is read (rows only, no entries), those {@code after}
+     * accepts are sorted by {@code order} and the first {@code limit} are returned, their Log
+     * counters completed as {@link #listObjects} does. The order's keys are the rows as stored: a
+     * Log's size and last activity may lag its latest second of appends. Costs a read of the
+     * workspace's rows per page (about the cost of reading its object count of rows).
+     */
+    List<ObjectRow> listObjectsOrdered(String workspace, java.util.Comparator<ObjectRow> order,
+                                       java.util.function.Predicate<ObjectRow> after, int limit);
 
     /** Rows (without state) of every object that holds an alarm. */
     List<ObjectRow> alarms();

@@ -25,8 +25,8 @@ public final class StorageConfig {
     private final int pageCacheSize;
     private final long pageCacheBytes;
     private final boolean durable;
-    private final boolean docJournal;
-    private final boolean logJournal;
+    private final Journal journal;
+    private final boolean placeByWorkspace;
     private final long journalCheckpointMillis;
     private final Optional<String> url;
     private final Optional<String> user;
@@ -66,8 +66,8 @@ public final class StorageConfig {
         this.pageCacheSize = b.pageCacheSize > 0 ? b.pageCacheSize
                 : (int) Math.max(MIN_PAGES, Math.min(Integer.MAX_VALUE, pageCacheBytes / b.shards / LARGEST_PAGE));
         this.durable = b.durable;
-        this.docJournal = b.docJournal;
-        this.logJournal = b.logJournal;
+        this.journal = !b.docJournal ? Journal.OFF : b.logJournal ? Journal.ALL : Journal.DOCS;
+        this.placeByWorkspace = b.placeByWorkspace;
         this.journalCheckpointMillis = b.journalCheckpointMillis;
         this.url = b.url;
         this.user = b.user;
@@ -129,23 +129,46 @@ public final class StorageConfig {
     }
 
     /**
-     * Derby: Doc rows are journaled ({@link DocJournal}) and written into the database about once
-     * a second, instead of one row update per write. PostgreSQL ignores it.
+     * Derby: which writes go to each shard's write-ahead journal ({@link WriteAheadLog}; Derby's
+     * {@code DocJournal}) and reach the database at its checkpoints, about once a second, instead
+     * of a Derby transaction per group commit ({@code storage.journal}). PostgreSQL ignores it.
      */
-    public boolean docJournal() {
-        return docJournal;
+    public Journal journal() {
+        return journal;
     }
 
     /**
-     * Derby, with {@link #docJournal()}: a Log's writes (entries, producer marks, truncations, its
-     * row) go to that journal too and reach the database at its checkpoints. PostgreSQL ignores it.
+     * Derby: Doc rows are journaled. Same as {@code journal() != Journal.OFF}.
+     *
+     * @deprecated use {@link #journal()}
      */
+    @Deprecated
+    public boolean docJournal() {
+        return journal != Journal.OFF;
+    }
+
+    /**
+     * Derby: a Log's writes are journaled too. Same as {@code journal() == Journal.ALL}.
+     *
+     * @deprecated use {@link #journal()}
+     */
+    @Deprecated
     public boolean logJournal() {
-        return logJournal;
+        return journal == Journal.ALL;
+    }
+
+    /**
+     * Derby, for a data directory made now: a workspace's objects share one shard (true), so a
+     * batch across them commits as one; else objects are spread by their whole id. An existing
+     * directory keeps the placement it was made with ({@code db/placement}). PostgreSQL ignores it
+     * (a partition is always the workspace's).
+     */
+    public boolean placeByWorkspace() {
+        return placeByWorkspace;
     }
 
     /** How long a write waits at most in the journal before a checkpoint writes it into Derby. */
-    long journalCheckpointMillis() {
+    public long journalCheckpointMillis() {
         return journalCheckpointMillis;
     }
 
@@ -211,6 +234,41 @@ public final class StorageConfig {
         return host + "-" + ProcessHandle.current().pid();
     }
 
+    /**
+     * Which writes of a Derby shard go to its write-ahead journal ({@code storage.journal}). The
+     * two booleans it replaced map onto it: {@code storage.doc-journal=false} is {@link #OFF},
+     * {@code storage.log-journal=false} (with the Doc journal on) is {@link #DOCS}, both on is
+     * {@link #ALL}.
+     */
+    public enum Journal {
+        /** No journal: every write is a Derby transaction (what a journal left is written into Derby at open). */
+        OFF,
+        /** Doc rows alone: a submission made only of Doc rows is a journal record; Log writes are Derby transactions. */
+        DOCS,
+        /** Doc rows and a Log's writes (entries, producer marks, truncations, object rows): the default. */
+        ALL;
+
+        /** The setting's spelling: {@code off}, {@code docs} or {@code all}. */
+        public String key() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /**
+         * Reads the setting's spelling, any case, surrounding blanks ignored.
+         *
+         * @throws IllegalArgumentException for anything else, naming the three values
+         */
+        public static Journal parse(String value) {
+            String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+            for (Journal j : values()) {
+                if (j.key().equals(v)) {
+                    return j;
+                }
+            }
+            throw new IllegalArgumentException("storage.journal must be off, docs or all, got '" + value.trim() + "'");
+        }
+    }
+
     /** Builder of {@link StorageConfig}. Not thread-safe. */
     public static final class Builder {
         private Path dataDir;
@@ -222,6 +280,7 @@ public final class StorageConfig {
         private boolean durable = true;
         private boolean docJournal = true;
         private boolean logJournal = true;
+        private boolean placeByWorkspace = true;
         private long journalCheckpointMillis = 1000;
         private Optional<String> url = Optional.empty();
         private Optional<String> user = Optional.empty();
@@ -285,20 +344,46 @@ public final class StorageConfig {
             return this;
         }
 
-        /** See {@link StorageConfig#docJournal()}; default true. */
+        /** See {@link StorageConfig#journal()}; default {@link Journal#ALL}. */
+        public Builder journal(Journal journal) {
+            this.docJournal = journal != Journal.OFF;
+            this.logJournal = journal == Journal.ALL;
+            return this;
+        }
+
+        /**
+         * The first of the two booleans {@link #journal(Journal)} replaced: false is {@link
+         * Journal#OFF}; true (the default) is {@link Journal#ALL}, or {@link Journal#DOCS} with
+         * {@code logJournal(false)}, in either order.
+         *
+         * @deprecated use {@link #journal(Journal)}
+         */
+        @Deprecated
         public Builder docJournal(boolean on) {
             this.docJournal = on;
             return this;
         }
 
-        /** See {@link StorageConfig#logJournal()}; default true. */
+        /** See {@link StorageConfig#placeByWorkspace()}; default true. */
+        public Builder placeByWorkspace(boolean on) {
+            this.placeByWorkspace = on;
+            return this;
+        }
+
+        /**
+         * The second of the two booleans: with {@code docJournal} on, false is {@link
+         * Journal#DOCS}; meaningless when it is off.
+         *
+         * @deprecated use {@link #journal(Journal)}
+         */
+        @Deprecated
         public Builder logJournal(boolean on) {
             this.logJournal = on;
             return this;
         }
 
         /** See {@link StorageConfig#journalCheckpointMillis()}; tests hold writes in the journal with it. */
-        Builder journalCheckpointMillis(long millis) {
+        public Builder journalCheckpointMillis(long millis) {
             this.journalCheckpointMillis = millis;
             return this;
         }

@@ -18,7 +18,7 @@ import java.util.logging.Logger;
  * when the connection is reopened, and the {@link Applier} that writes a transaction's submissions
  * through them. Owned by the committer thread; not safe for use from other threads.
  */
-final class WriteConnection {
+public final class WriteConnection {
     private static final Logger LOG = Logger.getLogger(GroupCommitter.class.getName());
 
     private final Dialect dialect;
@@ -34,13 +34,13 @@ final class WriteConnection {
      * The statements are compiled by {@link #prepareIfNeeded} on the committer's thread, not here:
      * Derby compiling six statements was half of a shard's open (~100-200 ms of a cold start).
      */
-    WriteConnection(Connection conn, Dialect dialect) {
+    public WriteConnection(Connection conn, Dialect dialect) {
         this.conn = conn;
         this.dialect = dialect;
     }
 
     /** Compiles the statements unless they are; the committer's first step and every applier's. */
-    void prepareIfNeeded() throws SQLException {
+    public void prepareIfNeeded() throws SQLException {
         if (insertDedupe == null) {
             prepare();
         }
@@ -61,18 +61,18 @@ final class WriteConnection {
         this.insertDedupe = conn.prepareStatement("INSERT INTO log_dedupe (obj, producer, pseq, seq) VALUES (?, ?, ?, ?)");
     }
 
-    Connection connection() {
+    public Connection connection() {
         return conn;
     }
 
     /** A new applier for one transaction on this connection. */
-    Applier applier() throws SQLException {
+    public Applier applier() throws SQLException {
         prepareIfNeeded();
         return new Applier();
     }
 
     /** Rolls the failed transaction back and drops the statements' pending batches. */
-    void rollback() throws SQLException {
+    public void rollback() throws SQLException {
         conn.rollback();
         if (insertDedupe != null) {
             insertEntry.clearBatch();
@@ -82,7 +82,7 @@ final class WriteConnection {
     }
 
     /** True when the connection no longer answers. */
-    boolean broken() {
+    public boolean broken() {
         try {
             return !conn.isValid(2);
         } catch (SQLException e) {
@@ -94,7 +94,7 @@ final class WriteConnection {
      * Puts {@code fresh} in place of the connection (prepared again) and returns the old one, for
      * the caller to close.
      */
-    Connection replace(Connection fresh) throws SQLException {
+    public Connection replace(Connection fresh) throws SQLException {
         Connection old = conn;
         conn = fresh;
         prepare();
@@ -102,7 +102,7 @@ final class WriteConnection {
     }
 
     /** Replaces a broken write connection; true when a fresh one is in place. */
-    boolean reopen(GroupCommitter.Reconnect reconnect, String name) {
+    public boolean reopen(GroupCommitter.Reconnect reconnect, String name) {
         try {
             conn.close();
         } catch (SQLException e) {
@@ -119,7 +119,7 @@ final class WriteConnection {
     }
 
     /** At close: rolls back what is open and closes the connection. */
-    void close() {
+    public void close() {
         try {
             conn.rollback();
             conn.close();
@@ -133,7 +133,7 @@ final class WriteConnection {
      * object rows are coalesced by id and written last; any other write first flushes the pending
      * inserts so that submission order is kept.
      */
-    final class Applier {
+    public final class Applier {
         private Applier() {
         }
 
@@ -141,7 +141,7 @@ final class WriteConnection {
         private Chunks.Builder chunk;
         private final Map<Long, ObjectRow> rows = new LinkedHashMap<>();
 
-        void apply(Write w) throws SQLException {
+        public void apply(Write w) throws SQLException {
             switch (w) {
                 case Write.AppendEntries a -> addEntries(a);
                 case Write.PutObject p -> rows.put(p.row().id(), p.row());
@@ -329,7 +329,7 @@ final class WriteConnection {
             }
         }
 
-        void finish() throws SQLException {
+        public void finish() throws SQLException {
             flushEntries();
             flushRows();
         }

@@ -30,6 +30,32 @@ class StorageConfigTest {
     }
 
     @Test
+    void theJournalDefaultsToAllAndParsesItsThreeSpellingsOnly() {
+        assertEquals(StorageConfig.Journal.ALL, StorageConfig.builder().dataDir(DIR).build().journal());
+        assertEquals(StorageConfig.Journal.DOCS, StorageConfig.builder().dataDir(DIR).journal(StorageConfig.Journal.DOCS)
+                .build().journal());
+        assertEquals(StorageConfig.Journal.OFF, StorageConfig.Journal.parse(" Off "));
+        assertEquals("docs", StorageConfig.Journal.DOCS.key());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> StorageConfig.Journal.parse("true"));
+        assertEquals("storage.journal must be off, docs or all, got 'true'", e.getMessage());
+    }
+
+    @Test
+    @SuppressWarnings("deprecation")
+    void theTwoDeprecatedBooleansMapOntoTheJournalInEitherOrder() {
+        assertEquals(StorageConfig.Journal.OFF, StorageConfig.builder().dataDir(DIR).docJournal(false).build().journal());
+        assertEquals(StorageConfig.Journal.DOCS, StorageConfig.builder().dataDir(DIR).logJournal(false).docJournal(true)
+                .build().journal());
+        assertEquals(StorageConfig.Journal.DOCS, StorageConfig.builder().dataDir(DIR).docJournal(true).logJournal(false)
+                .build().journal());
+        assertEquals(StorageConfig.Journal.OFF, StorageConfig.builder().dataDir(DIR).logJournal(false).docJournal(false)
+                .build().journal());
+        StorageConfig docs = StorageConfig.builder().dataDir(DIR).journal(StorageConfig.Journal.DOCS).build();
+        assertEquals(true, docs.docJournal());
+        assertEquals(false, docs.logJournal());
+    }
+
+    @Test
     void badValuesAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> StorageConfig.builder().pageCacheBytes(0));
         assertThrows(IllegalArgumentException.class, () -> StorageConfig.builder().url("jdbc:mysql://x/y"));

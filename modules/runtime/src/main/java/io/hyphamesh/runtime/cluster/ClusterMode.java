@@ -37,6 +37,7 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
     private final ObjectHost host;
     private final Transport transport;
     private final Duration releaseTimeout;
+    private final Duration drainTimeout;
     private final Set<Integer> served = ConcurrentHashMap.newKeySet();
     private final ExecutorService fenceEvents = Executors.newSingleThreadExecutor(
             Thread.ofPlatform().daemon(true).name("hypha-cluster-fence").factory());
@@ -44,10 +45,13 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
     private final Metrics.Counter losses;
     private final Metrics.Histogram failover;
     private volatile ClusterNode node;
+    /** How long a lost partition's objects get to answer what they queued before its sockets move. */
+    private static final long LOST_ANSWERS_WAIT_MILLIS = 500;
 
     private ClusterMode(Partitions partitions, ObjectHost host, Transport transport, Duration releaseTimeout,
-                        Metrics metrics) {
+                        Metrics metrics, Duration drainTimeout) {
         this.partitions = partitions;
+        this.drainTimeout = drainTimeout;
         this.host = host;
         this.transport = transport;
         this.releaseTimeout = releaseTimeout;
@@ -62,8 +66,8 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
      * only this member's workspaces from now on.
      */
     public static ClusterMode start(ClusterConfig config, Partitions partitions, ObjectHost host, Transport transport,
-                                    Metrics metrics) {
-        ClusterMode mode = new ClusterMode(partitions, host, transport, config.releaseTimeout(), metrics);
+                                    Metrics metrics, Duration drainTimeout) {
+        ClusterMode mode = new ClusterMode(partitions, host, transport, config.releaseTimeout(), metrics, drainTimeout);
         host.placement(mode);
         transport.placement(mode);
         // the fence refused a commit: another server took the partition (called on a committer thread)
@@ -123,13 +127,31 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
                 + " ms after it was declared lost");
     }
 
+    /**
+     * A graceful move (this server leaving, or the coordinator moving the partition elsewhere) is
+     * a drain of the partition's sockets: what arrives on them is held (never run), what they had
+     * started is answered (at most {@code ws.drain-timeout}), the objects commit and close, and
+     * only after the partition is released ({@link #released}) are the sockets closed with
+     * {@code 1012}, so their clients arrive when the next owner can serve them and send again what
+     * has no answer, which was not applied.
+     */
     @Override
     public void releasing(int partition, Optional<URI> newOwner) {
         served.remove(partition);
         Predicate<String> which = inPartition(partition);
-        transport.moveSockets(which, newOwner);
+        transport.hold(partition, which, drainTimeout);
         host.releaseWorkspaces(which, releaseTimeout);
         LOG.fine(() -> "released partition " + partition + " to " + newOwner.map(URI::toString).orElse("(unknown)"));
+    }
+
+    @Override
+    public void released(int partition, Optional<URI> newOwner) {
+        try {
+            transport.movedSockets(inPartition(partition));
+        } finally {
+            // never left behind: a partition acquired here again later must not find its requests held
+            transport.unhold(partition);
+        }
     }
 
     @Override
@@ -139,10 +161,20 @@ public final class ClusterMode implements Placement, ClusterNode.Listener, AutoC
         }
         losses.inc();
         Predicate<String> which = inPartition(partition);
-        host.dropWorkspaces(which, "workspace moved to another server; reconnect");
-        ClusterNode n = node;
-        transport.moveSockets(which, n == null ? Optional.empty()
-                : n.ownerUrl(partition).filter(u -> !u.equals(n.config().advertiseUrl())));
+        // the requests queued on its objects are answered 'unavailable' (never run: not applied)
+        // before their sockets close, so their clients do not take them for 'outcome unknown'
+        // (bounded: an object inside a long run must not hold the move up; not on this thread,
+        // which may be dropping every partition of a lost session)
+        host.dropWorkspaces(which, "workspace moved to another server; reconnect (not applied)")
+                .completeOnTimeout(null, LOST_ANSWERS_WAIT_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .whenComplete((v, e) -> {
+                    if (served.contains(partition)) {
+                        return; // acquired again meanwhile: its sockets stay
+                    }
+                    ClusterNode n = node;
+                    transport.moveSockets(which, n == null ? Optional.empty()
+                            : n.ownerUrl(partition).filter(u -> !u.equals(n.config().advertiseUrl())));
+                });
         LOG.warning("lost partition " + partition);
     }
 

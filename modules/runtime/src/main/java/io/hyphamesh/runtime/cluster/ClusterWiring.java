@@ -108,7 +108,8 @@ public final class ClusterWiring implements AutoCloseable {
                 .releaseTimeout(config.duration("cluster.release-timeout"))
                 .probeInterval(config.duration("cluster.probe-interval"))
                 .build();
-        mode = ClusterMode.start(cc, storage.partitions(), host, transport, metrics);
+        mode = ClusterMode.start(cc, storage.partitions(), host, transport, metrics,
+                config.duration("ws.drain-timeout"));
         long every = Math.max(50, config.duration("cluster.catalog-poll").toMillis());
         poller = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-catalog-poll").factory());

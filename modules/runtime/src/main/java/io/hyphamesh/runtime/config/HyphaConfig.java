@@ -13,6 +13,7 @@ import java.util.Optional;
 
 import io.helidon.config.Config;
 import io.helidon.config.ConfigSources;
+import io.hyphamesh.storage.StorageConfig;
 
 /**
  * The server's configuration: every key is listed in {@link #SETTINGS}, with its default. Values
@@ -39,13 +40,15 @@ public final class HyphaConfig {
             new Setting("console.enabled", "true", "serve the operator's console at /console (static pages that sign in with a token and use the same routes as any client)"),
             new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
             new Setting("storage.shards", "2", "Derby databases objects are spread over; fixed when the data directory is created"),
+            new Setting("storage.placement", "workspace", "Derby: how a new data directory places objects over its shards: workspace (a workspace's objects share one shard, so a batch across them is one commit) or object (spread by their whole id; batches must then stay within one shard). Fixed when the data directory is created; older directories keep object"),
             new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),
             new Setting("storage.page-cache", "", "Derby page cache per shard, in pages of any size (up to 32 KiB each); when set, wins over storage.page-cache-bytes"),
             new Setting("storage.page-cache-bytes", "", "bytes all Derby shards' page caches may hold together (counted at 32 KiB a page); default an eighth of the maximum heap"),
             new Setting("storage.read-connections", "4", "read connections per shard"),
             new Setting("storage.durable", "true", "fsync every commit; false only for throwaway benchmarks"),
-            new Setting("storage.doc-journal", "true", "Derby: Doc writes go to a journal file per shard (fsynced per group commit) and into Derby about once a second"),
-            new Setting("storage.log-journal", "true", "Derby, with storage.doc-journal: Log appends, producer marks and truncations go to that journal too"),
+            new Setting("storage.journal", "all", "Derby: which writes go to each shard's write-ahead journal (fsynced per group commit, written into Derby about once a second): all (Doc and Log writes), docs (Doc rows only) or off (every write a Derby transaction)"),
+            new Setting("storage.doc-journal", "", "deprecated alias (warns at start): false is storage.journal=off; true leaves storage.journal as set"),
+            new Setting("storage.log-journal", "", "deprecated alias (warns at start): false, with the Doc journal on, is storage.journal=docs"),
             new Setting("storage.url", "", "PostgreSQL JDBC URL (jdbc:postgresql://host:port/db); empty: embedded Derby under data-dir"),
             new Setting("storage.user", "", "PostgreSQL user"),
             new Setting("storage.password", "", "PostgreSQL password (prefer storage.password-file)"),
@@ -101,8 +104,13 @@ public final class HyphaConfig {
             new Setting("log.cache-entries", "20000", "recent entries each live Log keeps in memory for tail and replay"),
             new Setting("log.cache-bytes", "", "bytes the recent-entry caches of all live Logs may hold together (an entry counts its body's UTF-8 length plus 72); one Log holds at most a quarter; default an eighth of the maximum heap"),
             new Setting("log.max-credit", "10000", "most unacknowledged entries a subscription may be granted"),
+            new Setting("batch.max-ops", "100", "most operations one batch may carry"),
+            new Setting("batch.max-bytes", "1048576", "largest batch: the text of its 'ops' array"),
+            new Setting("batch.key-retention", "24h", "how long a batch's idempotency key is kept: a resend with the same key within it is answered from the first outcome, never applied twice"),
+            new Setting("batch.turn-timeout", "10s", "how long a batch waits for the objects it writes to finish what they run before it gives up with timeout, nothing applied"),
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
             new Setting("restore.window", "7d", "how far back a Doc or Log can be restored or forked from: every Doc version and every Log entry (and a restored Log's earlier generations) stays stored this long; older points answer gone; 0s keeps no history (Docs and Logs restore and fork only from their current state)"),
+            new Setting("schedule.max-per-workspace", "10000", "most schedules a workspace may hold (schedule answers 'limit' beyond)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),
             new Setting("tokens.clock-leeway", "0s", "a token is refused from its expires_at plus this on, on every path (0s to 60s; for servers whose clocks differ)"),
@@ -385,6 +393,8 @@ public final class HyphaConfig {
     public static final class Builder {
         private final Map<String, String> values = new LinkedHashMap<>();
         private final List<String> warnings = new ArrayList<>();
+        /** Keys given by the file, the environment or an argument (not left at their default). */
+        private final java.util.Set<String> given = new java.util.HashSet<>();
 
         private Builder() {
             for (Setting s : SETTINGS) {
@@ -401,6 +411,7 @@ public final class HyphaConfig {
                         + " (see --help)");
             }
             values.put(key, value);
+            given.add(key);
             return this;
         }
 
@@ -413,7 +424,10 @@ public final class HyphaConfig {
                 Config c = Config.just(ConfigSources.file(file));
                 Config root = c.get("hypha");
                 for (Setting s : SETTINGS) {
-                    root.get(s.key()).asString().ifPresent(v -> values.put(s.key(), v));
+                    root.get(s.key()).asString().ifPresent(v -> {
+                        values.put(s.key(), v);
+                        given.add(s.key());
+                    });
                 }
                 for (Config node : root.traverse().filter(Config::isLeaf).toList()) {
                     String key = node.key().toString().substring("hypha.".length());
@@ -432,6 +446,7 @@ public final class HyphaConfig {
             for (String k : PATH_KEYS) {
                 all.computeIfPresent(k, HyphaConfig::normalizedPath);
             }
+            foldJournalAliases(all);
             HyphaConfig c = new HyphaConfig(all, warnings);
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
@@ -445,6 +460,42 @@ public final class HyphaConfig {
                 }
             }
             return c;
+        }
+
+        /**
+         * {@code storage.doc-journal} and {@code storage.log-journal}, the two booleans {@code
+         * storage.journal} replaced, still work: they set {@code storage.journal} (as
+         * before: doc off is {@code off}; doc on and log off is {@code docs}; both on is {@code all})
+         * with one warning naming the key to use. Given beside {@code storage.journal} they must
+         * agree with it. Every spelling of {@code storage.journal} is checked here, at start.
+         */
+        private void foldJournalAliases(Map<String, String> all) {
+            String doc = all.get("storage.doc-journal").trim();
+            String log = all.get("storage.log-journal").trim();
+            if (!doc.isEmpty() || !log.isEmpty()) {
+                boolean d = doc.isEmpty() || parseBool("storage.doc-journal", doc);
+                boolean l = log.isEmpty() || parseBool("storage.log-journal", log);
+                String implied = !d ? "off" : l ? "all" : "docs";
+                String old = (doc.isEmpty() ? "" : "storage.doc-journal=" + doc) + (doc.isEmpty() || log.isEmpty() ? "" : ", ")
+                        + (log.isEmpty() ? "" : "storage.log-journal=" + log);
+                if (given.contains("storage.journal")
+                        && !StorageConfig.Journal.parse(all.get("storage.journal")).key().equals(implied)) {
+                    throw new IllegalArgumentException("storage.journal=" + all.get("storage.journal").trim()
+                            + " contradicts the deprecated " + old + " (which mean storage.journal=" + implied
+                            + "); keep storage.journal only");
+                }
+                all.put("storage.journal", implied);
+                warnings.add(old + " is deprecated: use storage.journal=" + implied + " (HYPHA_STORAGE_JOURNAL)");
+            }
+            all.put("storage.journal", StorageConfig.Journal.parse(all.get("storage.journal")).key());
+        }
+
+        private static boolean parseBool(String key, String v) {
+            return switch (v.toLowerCase(Locale.ROOT)) {
+                case "true", "yes", "on", "1" -> true;
+                case "false", "no", "off", "0" -> false;
+                default -> throw new IllegalArgumentException("configuration key '" + key + "' must be true or false");
+            };
         }
     }
 }

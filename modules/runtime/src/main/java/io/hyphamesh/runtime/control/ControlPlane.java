@@ -3,6 +3,7 @@ package io.hyphamesh.runtime.control;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -348,16 +349,72 @@ public final class ControlPlane {
         // the workspace object itself (kind 0, name "") is not listed: start after it
         int kind = after.map(a -> a.kind().ordinal()).orElse(ObjectKind.WORKSPACE.ordinal());
         String name = after.map(ObjectId::name).orElse("");
-        // one more than asked: the audit trail (one Log, read with GET /audit) is not listed
-        List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
-                limit == Integer.MAX_VALUE ? limit : limit + 1);
-        List<ObjectRow> out = new ArrayList<>(Math.min(rows.size(), limit));
-        for (ObjectRow r : rows) {
-            if (!r.objectId().isAudit() && out.size() < limit) {
-                out.add(r);
+        // more than asked: the audit trail (one Log, read with GET /audit), schedules and expired Docs are
+        // not listed; pages are read until the asked number is found or the objects run out
+        List<ObjectRow> out = new ArrayList<>();
+        long now = System.currentTimeMillis();
+        while (true) {
+            List<ObjectRow> rows = storage.listObjects(workspace, kind, name,
+                    limit == Integer.MAX_VALUE ? limit : limit + 1);
+            for (ObjectRow r : rows) {
+                kind = r.objectId().kind().ordinal();
+                name = r.objectId().name();
+                // a Doc past its expiry is gone, even while its row waits for the timer's delete
+                boolean expired = r.objectId().kind() == ObjectKind.DOC && r.alarmAt().isPresent()
+                        && r.alarmAt().get() <= now;
+                // names starting with '_' are the server's (the audit trail, schedules: doc:_sched.<name>)
+                boolean server = r.objectId().name().startsWith("_");
+                if (!server && !expired && out.size() < limit) {
+                    out.add(r);
+                }
+            }
+            if (out.size() >= limit || rows.size() < (limit == Integer.MAX_VALUE ? limit : limit + 1)) {
+                return out;
             }
         }
-        return out;
+    }
+
+    /** What a listing of objects can be sorted by besides (kind, name): a Log's or Doc's size or last activity. */
+    public enum ObjectSort {
+        SIZE, ACTIVITY;
+
+        long key(ObjectRow r) {
+            return this == SIZE ? r.bytes() : r.lastActivity();
+        }
+    }
+
+    /** Where a sorted page starts: after the object {@code id} whose sort key was {@code key}. */
+    public record SortedAfter(long key, ObjectId id) {
+    }
+
+    /**
+     * A page of the stored Logs and Docs of a workspace sorted by {@code sort} (descending or
+     * not), ties in (kind, name) order, after {@code after}, at most {@code limit}. Read tier.
+     * Keys are the rows as stored (a Log's may lag its last second of appends), and an object
+     * whose key changes between two pages may be seen twice or not at all, as with any listing
+     * by a changing value. The server reads the workspace's rows to sort them (not their entries).
+     */
+    public List<ObjectRow> objects(Principal caller, String workspace, ObjectSort sort, boolean descending,
+                                   Optional<SortedAfter> after, int limit) {
+        Names.checkWorkspace(workspace);
+        caller.require(workspace, Permission.READ);
+        requireExists(workspace);
+        Comparator<ObjectRow> byKey = Comparator.comparingLong(sort::key);
+        Comparator<ObjectRow> order = (descending ? byKey.reversed() : byKey)
+                .thenComparing(r -> r.objectId().kind())
+                .thenComparing(r -> r.objectId().name());
+        java.util.function.Predicate<ObjectRow> wanted = r -> !r.objectId().isAudit() && after.map(a -> {
+            long k = sort.key(r);
+            int c = descending ? Long.compare(a.key(), k) : Long.compare(k, a.key());
+            if (c == 0) {
+                c = r.objectId().kind().compareTo(a.id().kind());
+            }
+            if (c == 0) {
+                c = r.objectId().name().compareTo(a.id().name());
+            }
+            return c > 0;
+        }).orElse(true);
+        return storage.listObjectsOrdered(workspace, order, wanted, limit);
     }
 
     /** A catalog write (no partition: any server of a cluster may make it). */

@@ -76,6 +76,14 @@ public abstract class LiveObject implements WriteOwner {
     record SessionClosed(Session session) {
     }
 
+    /**
+     * A batch asks for the object's turn ({@link Batch}): what this run gathered is submitted first,
+     * then the thread that runs the object hands the object to the batch and waits until the batch
+     * has applied its operations and submitted their writes.
+     */
+    record BatchTurn(Batch.Turn turn) {
+    }
+
     /** Delete the object's stored state; completes with whether it existed, after the commit. */
     record Delete(CompletableFuture<Boolean> done) {
     }
@@ -269,6 +277,16 @@ public abstract class LiveObject implements WriteOwner {
                 case SessionClosed s -> onSessionClosed(s.session());
                 case AlarmFired a -> onAlarm();
                 case EvictIfIdle e -> evictIfIdle();
+                case BatchTurn b -> {
+                    // the batch's writes must follow, not precede, what this run already wrote
+                    endOfRun();
+                    if (broken || leaving != null) {
+                        b.turn().refuse(new HyphaException(ErrorCode.UNAVAILABLE, id.target()
+                                + " is reloading or moving; retry (nothing was applied)"));
+                    } else {
+                        b.turn().hold(this);
+                    }
+                }
                 case Delete d -> {
                     try {
                         onDelete().whenComplete((existed, err) -> {
@@ -358,7 +376,8 @@ public abstract class LiveObject implements WriteOwner {
             if (handOver) {
                 List<Object> kept = new ArrayList<>();
                 for (Object o : rest) {
-                    if (o instanceof Request || o instanceof Delete || o instanceof AlarmFired || o instanceof Terminate) {
+                    if (o instanceof Request || o instanceof Delete || o instanceof AlarmFired || o instanceof Terminate
+                            || o instanceof BatchTurn) {
                         kept.add(o);
                     }
                 }
@@ -384,6 +403,8 @@ public abstract class LiveObject implements WriteOwner {
                 t.done().complete(null);
             } else if (o instanceof Leave l) {
                 l.done().complete(null);
+            } else if (o instanceof BatchTurn b) {
+                b.turn().refuse(reason);
             }
         }
     }
@@ -458,6 +479,34 @@ public abstract class LiveObject implements WriteOwner {
      */
     protected boolean reloadsAfterFailedCommit() {
         return true;
+    }
+
+    // ---- what a batch (host/Batch) needs, called by the thread that holds the object's turn ----
+
+    /** The position a batch's precondition names: a Doc's version, a Log's last sequence. */
+    protected long batchPosition() {
+        return 0;
+    }
+
+    /** The object's JSON state as text, for a batch key's record (a Doc's value); null otherwise. */
+    protected String batchState() {
+        return null;
+    }
+
+    /**
+     * Refuses (throws) a request of a batch that {@link #onRequest} would refuse, without changing
+     * anything: for objects whose operations a batch runs only once nothing else can fail (Logs).
+     */
+    protected void batchCheck(Request r) {
+    }
+
+    /** A copy of the in-memory state a batch may have to put back ({@link #batchRestore}); null if none. */
+    protected Object batchSave() {
+        return null;
+    }
+
+    /** Puts back what {@link #batchSave} returned: a batch failed after operating on this object. */
+    protected void batchRestore(Object saved) {
     }
 
     // ---- callbacks, all on the object's thread ----

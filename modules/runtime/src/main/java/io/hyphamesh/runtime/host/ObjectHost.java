@@ -43,6 +43,7 @@ public final class ObjectHost implements AutoCloseable {
     private final Metrics.Histogram wakeLatency;
     private volatile boolean closed;
     private volatile Placement placement = Placement.EVERYWHERE;
+    private final Batch batch;
 
     private ObjectHost(Storage storage, HyphaConfig config, Metrics metrics,
                        BiFunction<ObjectId, ObjectContext, LiveObject> factory) {
@@ -52,6 +53,7 @@ public final class ObjectHost implements AutoCloseable {
         this.timers = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-host-timer").factory());
         this.alarms = new Alarms(this, timers);
+        this.batch = Batch.create(this, ctx);
         this.wakeLatency = metrics.histogram("object.wake");
         metrics.gauge(Metric.OBJECTS_LIVE, live::size);
         metrics.gauge(Metric.OBJECTS_HIBERNATED, hibernations::sum);
@@ -129,16 +131,22 @@ public final class ObjectHost implements AutoCloseable {
 
     /**
      * A partition was lost (another server owns it now): every live object of its workspaces closes
-     * at once; nothing of theirs commits any more (the storage fence refuses it anyway).
+     * at once; nothing of theirs commits any more (the storage fence refuses it anyway). Completes
+     * when every one of them has closed and failed the requests it still queued with {@code why}.
      */
-    public void dropWorkspaces(Predicate<String> inPartition, String why) {
+    public CompletableFuture<Void> dropWorkspaces(Predicate<String> inPartition, String why) {
         HyphaException reason = new HyphaException(ErrorCode.UNAVAILABLE, why);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
         for (LiveObject o : live.values()) {
             if (inPartition.test(o.id().workspace())) {
-                o.offer(new LiveObject.Terminate(new CompletableFuture<>(), reason));
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                if (o.offer(new LiveObject.Terminate(done, reason))) {
+                    all.add(done);
+                }
             }
         }
         alarms.cancelWhere(inPartition);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
     public ObjectContext context() {
@@ -159,7 +167,16 @@ public final class ObjectHost implements AutoCloseable {
                     + "' is not served by this server now; reconnect (nothing was applied)"));
             return;
         }
+        if (r.op() == io.hyphamesh.api.Op.BATCH) {
+            batch.run(r);
+            return;
+        }
         send(r.target(), r);
+    }
+
+    /** Queues a batch's request for an object's turn (waking it when hibernated). */
+    void askTurn(ObjectId id, LiveObject.BatchTurn turn) {
+        send(id, turn);
     }
 
     /** Tells an object a session closed. */
@@ -183,6 +200,7 @@ public final class ObjectHost implements AutoCloseable {
             switch (message) {
                 case Request r -> r.fail(down);
                 case LiveObject.Delete d -> d.done().completeExceptionally(down);
+                case LiveObject.BatchTurn b -> b.turn().refuse(down);
                 default -> { }
             }
             return;

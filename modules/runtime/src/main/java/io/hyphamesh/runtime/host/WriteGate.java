@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -28,8 +29,18 @@ import io.hyphamesh.storage.Write;
  * {@link #fence()}: the commit of the writes they saw, released after those writes' own answers,
  * in the order the reads were queued. A read never shows what is not yet durable.
  *
- * <p>Used only on its object's mailbox thread; the callbacks run on the committer's thread
- * ({@code afterCommit}, fences) or are posted back to the object ({@code thenOnObject}).
+ * <p>One published sequence per object ({@link #published}): a {@code (life, upTo)} cursor that a
+ * run moves with {@link #publish} once its commit returned <em>and</em> its answers are out (it is
+ * set right after them, by the thread that sent them). It is the object's only mark of what is
+ * durable: whatever reads it (events fed to subscribers, a cache trimmed down to what storage
+ * holds) sees only committed writes whose answers were already handed to their sockets, so an
+ * event never overtakes its answer and nothing shows what a crash could take back. The
+ * {@code life} tells apart the lives of an object that was deleted and written again: a commit of
+ * an earlier life never moves the cursor of a later one.
+ *
+ * <p>Used only on its object's thread (the one holding its run); the callbacks run on the thread
+ * that learned of the commit ({@code afterCommit}, fences, the cursor) or are posted back to the
+ * object ({@code thenOnObject}); {@link #published} may be read from any thread.
  */
 public final class WriteGate {
     private final LiveObject owner;
@@ -45,6 +56,21 @@ public final class WriteGate {
      * object's thread before the follow-ups of that commit run).
      */
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** The published sequence: how far the object's writes are committed and answered. */
+    private final AtomicReference<Cursor> published = new AtomicReference<>(new Cursor(0, 0));
+
+    /**
+     * A published sequence: in life {@code life} of the object, everything up to {@code upTo} is
+     * committed and its answers are out.
+     *
+     * @param life the object's life (bumped by a delete)
+     * @param upTo the last sequence published in that life
+     */
+    public record Cursor(int life, long upTo) {
+        Cursor later(Cursor o) {
+            return o.life > life || (o.life == life && o.upTo > upTo) ? o : this;
+        }
+    }
 
     WriteGate(LiveObject owner) {
         this.owner = owner;
@@ -53,6 +79,11 @@ public final class WriteGate {
     /** Adds a write to this run's submission (kept in order with the others). */
     public void stage(Write w) {
         staged.add(w);
+    }
+
+    /** Answers registered since the last flush or take (a batch splits its answers there). */
+    int answerCount() {
+        return answers.size();
     }
 
     /** True when this run has staged writes. */
@@ -77,6 +108,40 @@ public final class WriteGate {
     /** Runs {@code task} on the object's thread after this run's commit (with its error, or {@code null}). */
     public void thenOnObject(Consumer<HyphaException> task) {
         followUps.add(e -> task.accept(e == null ? null : asHypha(e)));
+    }
+
+    /**
+     * Publishes {@code upTo} in life {@code life} once this run's writes committed and every answer
+     * registered so far ({@link #afterCommit}) has been sent; nothing is published when the commit
+     * fails. Call it last in a run (from {@link LiveObject#onEndOfBatch}), after the run's answers.
+     */
+    public void publish(int life, long upTo) {
+        Cursor c = new Cursor(life, upTo);
+        answers.add(e -> {
+            if (e == null) {
+                published.accumulateAndGet(c, Cursor::later);
+            }
+        });
+    }
+
+    /**
+     * Sets the published sequence now, with no commit to wait for: what an object loaded from
+     * storage already holds, or a new life (after a delete) that starts from nothing. Never moves
+     * the cursor back within a life.
+     */
+    public void resetPublished(int life, long upTo) {
+        published.accumulateAndGet(new Cursor(life, upTo), Cursor::later);
+    }
+
+    /** How far life {@code life} is published: 0 when the cursor belongs to another life. Any thread. */
+    public long published(int life) {
+        Cursor c = published.get();
+        return c.life() == life ? c.upTo() : 0;
+    }
+
+    /** The published cursor as it stands. Any thread. */
+    public Cursor cursor() {
+        return published.get();
     }
 
     /**
@@ -155,6 +220,56 @@ public final class WriteGate {
                     c.accept(e);
                 }
             });
+        });
+    }
+
+    // ---- a batch across objects (host/Batch), on the thread that holds this object's turn ----
+
+    /** What a batch took out of this gate: writes, answers and follow-ups registered since the last take. */
+    record Taken(List<Write> writes, List<Consumer<Throwable>> answers, List<Consumer<Throwable>> followUps) {
+    }
+
+    /**
+     * Takes what was staged and registered since the gate was last flushed or taken, for a batch
+     * that submits it together with other objects' writes; the gate is left empty.
+     */
+    Taken take() {
+        Taken t = new Taken(List.copyOf(staged), List.copyOf(answers), List.copyOf(followUps));
+        staged.clear();
+        answers.clear();
+        followUps.clear();
+        return t;
+    }
+
+    /**
+     * A batch holding this object submitted writes of it: later reads wait for that commit
+     * ({@link #fence()}) and the object counts it in flight until {@link #batchCommitted}.
+     */
+    Fence batchSubmitted() {
+        Fence f = runFence != null ? runFence : new Fence();
+        runFence = null;
+        lastFence = f;
+        inFlight.incrementAndGet();
+        return f;
+    }
+
+    /**
+     * Committer thread, after a batch's commit ({@code e} its failure or null) and its answers:
+     * releases the reads that waited on it and runs the follow-ups on the object, as {@link #flush} does.
+     */
+    void batchCommitted(Fence f, Throwable e, List<Consumer<Throwable>> followUps) {
+        f.release(e);
+        if (followUps.isEmpty()) {
+            if (inFlight.decrementAndGet() == 0 && owner.waitsForLastCommit()) {
+                owner.post(() -> { });
+            }
+            return;
+        }
+        owner.post(() -> {
+            inFlight.decrementAndGet();
+            for (Consumer<Throwable> c : followUps) {
+                c.accept(e);
+            }
         });
     }
 

@@ -55,7 +55,9 @@ public final class ClusterRoutes implements HttpService {
             rules.get("/v1/workspaces/{ws}/objects", this::toOwner)
                     .get("/v1/workspaces/{ws}/audit", this::toOwner)
                     .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::toOwner)
-                    .delete("/v1/workspaces/{ws}", this::toOwner);
+                    .delete("/v1/workspaces/{ws}", this::toOwner)
+                    // the root trail is a Log of the reserved workspace _root: read where it is served
+                    .get("/v1/audit", this::rootAuditToOwner);
         }
     }
 
@@ -84,6 +86,19 @@ public final class ClusterRoutes implements HttpService {
                 .num("partition", partition).num("epoch", epoch).end());
     }
 
+    private void rootAuditToOwner(ServerRequest req, ServerResponse res) {
+        String ws = Names.ROOT_AUDIT_WORKSPACE;
+        ClusterMode c = cluster.orElseThrow().mode();
+        if (c.serves(ws)) {
+            res.next();
+            return;
+        }
+        if (!HttpSupport.principal(req, control).root()) {
+            throw HyphaException.forbidden("only the root token reads the root audit trail");
+        }
+        redirect(req, res, c, ws);
+    }
+
     private void toOwner(ServerRequest req, ServerResponse res) {
         String ws = ws(req);
         ClusterMode c = cluster.orElseThrow().mode();
@@ -93,6 +108,10 @@ public final class ClusterRoutes implements HttpService {
         }
         // authenticate first: the owner's address is not for anyone
         HttpSupport.principal(req, control).require(ws, Permission.READ);
+        redirect(req, res, c, ws);
+    }
+
+    private static void redirect(ServerRequest req, ServerResponse res, ClusterMode c, String ws) {
         URI owner = c.elsewhere(ws).orElseThrow(() ->
                 new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry"));
         String target = owner.toString().replaceAll("/+$", "") + req.path().rawPath()
@@ -109,7 +128,8 @@ public final class ClusterRoutes implements HttpService {
         }
         List<Partitions.Owner> owners = partitions.owners();
         JsonOut o = JsonOut.object(256 + owners.size() * 96).bool("cluster", cluster.isPresent())
-                .num("partition_count", partitions.count());
+                .num("partition_count", partitions.count())
+                .num("root_partition", partitions.partitionOf(Names.ROOT_AUDIT_WORKSPACE));
         Map<String, URI> urls;
         if (cluster.isPresent()) {
             ClusterNode node = cluster.get().mode().node();

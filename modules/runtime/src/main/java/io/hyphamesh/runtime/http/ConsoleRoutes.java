@@ -37,9 +37,32 @@ public final class ConsoleRoutes implements HttpService {
     }
 
     private final Map<String, File> files;
+    private volatile java.util.function.Supplier<java.util.Set<String>> peers = java.util.Set::of;
 
     private ConsoleRoutes(Map<String, File> files) {
         this.files = files;
+    }
+
+    /**
+     * The origins of the cluster's servers (empty outside cluster mode): the pages may also connect
+     * to them, since a workspace is served by one of them ({@code connect-src} of the CSP).
+     */
+    public ConsoleRoutes peers(java.util.function.Supplier<java.util.Set<String>> origins) {
+        this.peers = origins;
+        return this;
+    }
+
+    /** The CSP of the pages: this origin, and the cluster's servers' (http and ws) for connecting. */
+    String csp() {
+        java.util.Set<String> p = peers.get();
+        if (p.isEmpty()) {
+            return CSP;
+        }
+        StringBuilder connect = new StringBuilder("connect-src 'self'");
+        for (String o : new java.util.TreeSet<>(p)) {
+            connect.append(' ').append(o).append(' ').append(o.replaceFirst("^http", "ws"));
+        }
+        return CSP.replace("connect-src 'self'", connect.toString());
     }
 
     /** The console's routes with the pages found in the jar (none when it was built without them). */
@@ -85,7 +108,7 @@ public final class ConsoleRoutes implements HttpService {
         res.header(HeaderNames.CACHE_CONTROL, "no-cache");
         res.header(HeaderNames.VARY, "Accept-Encoding");
         res.header(HeaderNames.create("X-Content-Type-Options"), "nosniff");
-        res.header(HeaderNames.create("Content-Security-Policy"), CSP);
+        res.header(HeaderNames.create("Content-Security-Policy"), csp());
         res.header(HeaderNames.create("Referrer-Policy"), "no-referrer");
         boolean gzip = req.headers().value(HeaderNames.ACCEPT_ENCODING).map(v -> v.contains("gzip")).orElse(false);
         if (gzip) {

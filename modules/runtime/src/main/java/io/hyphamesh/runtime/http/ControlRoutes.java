@@ -237,8 +237,26 @@ public final class ControlRoutes implements HttpService {
                 throw HyphaException.badRequest("limit must be 1.." + listLimit);
             }
         }
-        Optional<ObjectId> after = req.query().first("cursor").asOptional().map(c -> ObjectCursor.read(ws, c));
-        List<ObjectRow> page = control.objects(p, ws, after, limit);
+        String sortBy = req.query().first("sort").asOptional().orElse("name");
+        Optional<ControlPlane.ObjectSort> sort = switch (sortBy) {
+            case "name" -> Optional.empty();
+            case "size" -> Optional.of(ControlPlane.ObjectSort.SIZE);
+            case "activity" -> Optional.of(ControlPlane.ObjectSort.ACTIVITY);
+            default -> throw HyphaException.badRequest("sort must be name, size or activity");
+        };
+        String orderBy = req.query().first("order").asOptional().orElse(sort.isPresent() ? "desc" : "asc");
+        if (!orderBy.equals("asc") && !orderBy.equals("desc")) {
+            throw HyphaException.badRequest("order must be asc or desc");
+        }
+        boolean descending = orderBy.equals("desc");
+        if (sort.isEmpty() && descending) {
+            throw HyphaException.badRequest("the name order is ascending only (order=asc)");
+        }
+        Optional<String> cursor = req.query().first("cursor").asOptional();
+        List<ObjectRow> page = sort.isEmpty()
+                ? control.objects(p, ws, cursor.map(c -> ObjectCursor.read(ws, c)), limit)
+                : control.objects(p, ws, sort.get(), descending,
+                        cursor.map(c -> ObjectCursor.readSorted(ws, c, sort.get(), descending)), limit);
         JsonArrayBuilder arr = JsonText.json().createArrayBuilder();
         for (ObjectRow r : page) {
             JsonObjectBuilder o = JsonText.json().createObjectBuilder()
@@ -256,7 +274,10 @@ public final class ControlRoutes implements HttpService {
         }
         JsonObjectBuilder out = JsonText.json().createObjectBuilder().add("objects", arr);
         if (page.size() == limit) {
-            out.add("next_cursor", ObjectCursor.write(page.get(page.size() - 1).objectId()));
+            ObjectRow last = page.get(page.size() - 1);
+            out.add("next_cursor", sort.isEmpty() ? ObjectCursor.write(last.objectId())
+                    : ObjectCursor.writeSorted(sort.get(), descending, sort.get() == ControlPlane.ObjectSort.SIZE
+                            ? last.bytes() : last.lastActivity(), last.objectId()));
         }
         HttpSupport.json(res, Status.OK_200, out.build().toString());
     }

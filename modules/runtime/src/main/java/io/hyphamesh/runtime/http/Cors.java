@@ -48,14 +48,25 @@ public final class Cors {
 
     /** The filter for {@code origins} (from {@code http.cors-origins}). */
     public static Filter filter(Origins origins) {
+        return filter(origins, () -> java.util.Set.of());
+    }
+
+    /**
+     * The filter for {@code origins} and, besides them, the origins of the cluster's servers
+     * ({@code peers}, normalized as {@link Origins} does; empty outside cluster mode): the console
+     * served by one server calls the server of a workspace directly (docs/DECISIONS.md).
+     */
+    public static Filter filter(Origins origins, java.util.function.Supplier<java.util.Set<String>> peers) {
         return (chain, req, res) -> {
             String origin = req.headers().first(HeaderNames.ORIGIN).orElse(null);
-            if (origin == null || origins.none()) {
+            boolean peer = origin != null && !origins.any()
+                    && Origins.normalize(origin.strip()).map(peers.get()::contains).orElse(false);
+            if (origin == null || origins.none() && !peer) {
                 chain.proceed();
                 return;
             }
             boolean preflight = req.prologue().method() == Method.OPTIONS && req.headers().contains(REQUEST_METHOD);
-            if (!origins.allows(origin)) {
+            if (!peer && !origins.allows(origin)) {
                 if (preflight) {
                     LOG.fine("CORS preflight from an origin not in http.cors-origins: " + origin);
                     HttpSupport.error(res, io.hyphamesh.api.HyphaException.forbidden(

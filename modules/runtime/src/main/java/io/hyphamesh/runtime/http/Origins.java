@@ -71,6 +71,17 @@ public final class Origins {
         return setting;
     }
 
+    /** The serialized origin of a URL or origin text ({@code scheme://host[:port]}), when it is one. */
+    public static Optional<String> origin(String url) {
+        try {
+            URI u = new URI(url);
+            return u.getScheme() == null || u.getHost() == null ? Optional.empty()
+                    : normalize(u.getScheme() + "://" + u.getHost() + (u.getPort() == -1 ? "" : ":" + u.getPort()));
+        } catch (java.net.URISyntaxException e) {
+            return Optional.empty();
+        }
+    }
+
     static Optional<String> normalize(String origin) {
         try {
             URI u = new URI(origin);

@@ -11,6 +11,8 @@ public enum Metric {
     LOG_APPENDS("log_appends", "Log entries appended (acknowledged)"),
     LOG_READS("log_reads", "Log read requests"),
     DOC_OPS("doc_ops", "Doc operations answered"),
+    SCHEDULE_FIRES("schedule_fires", "occurrences of schedules fired (recorded, the action answered or failed)"),
+    DOC_EXPIRED("doc_expired", "Docs removed because their expiry (ttl_ms) passed"),
     WS_CONNECTS("ws_connects", "WebSocket connections accepted"),
     WS_SLOW_CONSUMER_CLOSES("ws_slow_consumer_closes", "sockets closed as slow consumers"),
     WS_LOW_MEMORY_REFUSALS("ws_low_memory_refusals", "socket upgrades refused with 503 because the heap was nearly full after the last GC"),

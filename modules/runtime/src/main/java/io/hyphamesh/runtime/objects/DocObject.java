@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -96,16 +97,34 @@ public final class DocObject extends LiveObject {
     @Override
     protected void onRequest(Request r) {
         settings.ops().inc();
+        long now = System.currentTimeMillis();
+        // a Doc past its deadline is gone before anything reads or writes it (exact, whatever the timer)
+        expireIfDue(now);
         switch (r.op()) {
             case GET -> {
                 // a read waits for the commit of what it shows: this run's writes are staged first
                 stagePendingRow();
                 gate.answerWhenVisible(r, snapshot(null));
             }
-            case PUT -> commitNew(r, r.frame().value("value"), "put", null, null);
-            case CAS -> cas(r);
+            case PUT -> {
+                OptionalLong until = DocTtl.deadline(r.frame(), now);
+                commitNew(r, r.frame().value("value"), "put", null, null);
+                // a put replaces the value and its lifetime: without ttl_ms the Doc no longer expires
+                setDeadline(until.orElse(0));
+            }
+            case CAS -> {
+                OptionalLong until = DocTtl.deadline(r.frame(), now);
+                cas(r);
+                setDeadline(until.orElse(0));
+            }
             case INCR -> incr(r);
-            case PATCH -> patch(r);
+            case PATCH -> {
+                OptionalLong until = DocTtl.deadline(r.frame(), now);
+                patch(r);
+                // a patch changes a part: the expiry stays unless it names a new one
+                until.ifPresent(this::setDeadline);
+            }
+            case TOUCH -> touch(r, now);
             case DOC_SUBSCRIBE -> subscribe(r);
             case DOC_UNSUBSCRIBE -> unsubscribe(r);
             case DOC_CREDIT -> r.ok(JsonOut.EMPTY);
@@ -124,7 +143,117 @@ public final class DocObject extends LiveObject {
         if (sub != null) {
             o.num("sub", sub);
         }
-        return o.num("version", version).raw("value", valueText).end();
+        o.num("version", version).raw("value", valueText);
+        long deadline = deadline();
+        if (deadline != 0) {
+            o.num("expires_at", deadline);
+        }
+        return o.end();
+    }
+
+    // ---- expiry (rules in DocTtl): the deadline is the Doc's persisted alarm
+
+    /** The expiry deadline, epoch millis; 0 when the Doc does not expire. */
+    private long deadline() {
+        return alarmAt.map(Instant::toEpochMilli).orElse(0L);
+    }
+
+    /** Sets the deadline (0: none); written with the Doc's row at the end of the run. */
+    private void setDeadline(long at) {
+        if (at == 0) {
+            // a timer still armed finds no deadline and does nothing
+            alarmAt = Optional.empty();
+        } else {
+            armLoadedAlarm(Optional.of(Instant.ofEpochMilli(at)));
+        }
+        rowPending = rowPending || objId != 0;
+    }
+
+    /** {@code touch}: a new deadline for an existing Doc; the version stays. */
+    private void touch(Request r, long now) {
+        long at = DocTtl.touchDeadline(r.frame(), now);
+        if (objId == 0) {
+            throw HyphaException.notFound("no Doc '" + Names.printable(id.name()) + "' to touch");
+        }
+        setDeadline(at);
+        lastActivity = now;
+        rowPending = true;
+        JsonOut o = JsonOut.object(48).num("version", version);
+        if (at != 0) {
+            o.num("expires_at", at);
+        }
+        String answer = o.end();
+        gate.answerAfterCommit(r, () -> answer);
+    }
+
+    /**
+     * Removes the Doc when its deadline has passed: its row is deleted in this run's commit, reads
+     * answer as for a missing Doc from now on, and each subscriber (its subscription goes on) gets
+     * {@code {"ev", "expired": true, "version": 0}} once the deletion is committed.
+     */
+    private void expireIfDue(long now) {
+        // a batch key's alarm is its record's retention, which host/Batch checks itself
+        if (id.isBatchKey() || !DocTtl.expired(deadline(), now)) {
+            return;
+        }
+        alarmAt = Optional.empty();
+        if (objId == 0) {
+            return;
+        }
+        rowPending = false;
+        gate.stage(new Write.DeleteObject(objId));
+        // the history goes with the row, as for a delete
+        history.reset();
+        objId = 0;
+        value = JsonValue.NULL;
+        valueText = "null";
+        textStale = false;
+        textLength = 4;
+        version = 0;
+        settings.expired().inc();
+        if (subs.isEmpty()) {
+            return;
+        }
+        List<Long> told = List.copyOf(subs.keySet());
+        gate.thenOnObject(e -> {
+            if (e != null) {
+                return;
+            }
+            for (Long sub : told) {
+                Session s = subs.get(sub);
+                if (s == null) {
+                    continue;
+                }
+                // versions start again at 1: every later change is news to this subscriber
+                baseVersion.put(sub, 0L);
+                if (!s.send(Frames.event(sub, 48).bool("expired", true).num("version", 0).end())) {
+                    subs.remove(sub);
+                    baseVersion.remove(sub);
+                }
+            }
+        });
+    }
+
+    /**
+     * The alarm: a Doc's expiry (ttl_ms), or a batch key's record (host/Batch), which removes itself
+     * when its alarm, set at its retention's end, fires.
+     */
+    @Override
+    protected void onAlarm() {
+        if (id.isBatchKey()) {
+            // a batch key's record is kept for batch.key-retention, then removed by its alarm
+            if (alarmAt.isPresent() && !alarmAt.get().isAfter(Instant.now())) {
+                alarmAt = Optional.empty();
+                onDelete();
+            }
+            return;
+        }
+        long now = System.currentTimeMillis();
+        expireIfDue(now);
+        if (deadline() != 0) {
+            // a deadline moved later since the timer was set: wait for the new one
+            armLoadedAlarm(alarmAt);
+        }
     }
 
     private void cas(Request r) {
@@ -354,6 +483,7 @@ public final class DocObject extends LiveObject {
         }
         // what this run wrote before the delete is deleted with it
         rowPending = false;
+        alarmAt = Optional.empty();
         Map<Long, Session> gone = new LinkedHashMap<>(subs);
         gone.forEach((sub, s) -> s.endSubscription(sub));
         subs.clear();
@@ -433,6 +563,46 @@ public final class DocObject extends LiveObject {
         byte[] state = value == JsonValue.NULL ? new byte[0] : text().getBytes(StandardCharsets.UTF_8);
         return new ObjectRow(objId, id, version, state, history.first(), history.last(), 0, state.length, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
+    }
+
+    // ---- a batch (host/Batch) ----
+
+    @Override
+    protected long batchPosition() {
+        return version;
+    }
+
+    @Override
+    protected String batchState() {
+        return text();
+    }
+
+    /** The fields a write changes: a batch puts them back when one of its operations fails. */
+    private record Saved(long objId, long createdAt, long lastActivity, JsonValue value, String valueText,
+                         boolean textStale, long textLength, boolean rowPending, long version, Optional<Instant> alarm) {
+    }
+
+    @Override
+    protected Object batchSave() {
+        return new Saved(objId, createdAt, lastActivity, value, valueText, textStale, textLength, rowPending, version,
+                alarmAt);
+    }
+
+    @Override
+    protected void batchRestore(Object saved) {
+        Saved s = (Saved) saved;
+        objId = s.objId();
+        createdAt = s.createdAt();
+        lastActivity = s.lastActivity();
+        value = s.value();
+        valueText = s.valueText();
+        textStale = s.textStale();
+        textLength = s.textLength();
+        rowPending = s.rowPending();
+        version = s.version();
+        // the expiry (ttl_ms) the failed batch set goes back too, with its timer
+        alarmAt = s.alarm();
+        alarmAt.ifPresent(a -> armLoadedAlarm(alarmAt));
     }
 
     /** Largest precision and scale an incr works with: arithmetic stays cheap and results readable. */

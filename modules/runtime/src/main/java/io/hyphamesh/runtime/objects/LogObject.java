@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
@@ -33,12 +32,12 @@ import io.hyphamesh.storage.Write;
 /**
  * A Log: a named, append-only, ordered stream. Sequence numbers start at 1 and are dense.
  *
- * <p>Write path: appends are staged in the object's {@link WriteGate}, which submits a mailbox
- * run's writes as one group; each append is answered by the committer thread once that commit
- * returned. The committed mark ({@link #committedSeq}) follows the commits without waking the
- * object: the committer thread records how far they reached ({@link #durable}), before it sends
- * the answers, and the object catches up when it next looks ({@link #syncCommitted}). Only a Log
- * with subscribers to feed or a cache to trim is woken after its commits.
+ * <p>Write path: appends are staged in the object's {@link WriteGate}, which submits a run's
+ * writes as one group; each append is answered by the thread that learns of the commit once it
+ * returned. The committed mark is the gate's published sequence ({@link WriteGate#published}),
+ * moved by that same thread right after the run's answers, so it follows the commits without
+ * waking the object, and an entry at or below it is both durable and answered. Only a Log with
+ * subscribers to feed or a cache to trim is woken after its commits.
  * Subscribers ({@link LogSubscriptions}) and readers only ever see committed entries, or are
  * answered after the commit of what they saw.
  *
@@ -67,9 +66,8 @@ public final class LogObject extends LiveObject {
     private long firstSeq;
     private long lastSeq;
     private long bytes;
-    private long committedSeq;
     private boolean hasProducers;
-    /** Bumped by a delete: commit completions of an earlier life of the Log are ignored. */
+    /** Bumped by a delete: the life of the gate's published sequence; an earlier life's commits are ignored. */
     private int incarnation;
     private LogRetention retention = LogRetention.NONE;
     /** When the row was last staged; appends rewrite it at most every ROW_EVERY_NANOS. */
@@ -77,23 +75,8 @@ public final class LogObject extends LiveObject {
     private boolean rowDirty;
     /** Appends were committed without their row: write it before hibernating. */
     private boolean rowStale;
-    /** Entries appended in this mailbox run (their commit advances the committed mark). */
+    /** Entries appended in this run (their commit publishes the Log's new end). */
     private int appendedThisRun;
-    /**
-     * Where the commits reached, recorded by the committer thread before their answers go out;
-     * {@link #committedSeq} catches up from it on the object's thread.
-     */
-    private final AtomicReference<Durable> durable = new AtomicReference<>(new Durable(0, 0));
-    /**
-     * How far the appends of a life have had their answers sent (the committer records it after a
-     * run's answers): events go no further, so an append's answer reaches its socket before the
-     * event that carries the entry (PROTOCOL.md, Ordering), though the mark above moves first.
-     */
-    private final AtomicReference<Durable> answered = new AtomicReference<>(new Durable(0, 0));
-    /** Entries up to here need no answer mark (loaded from storage, or fed after their answers). */
-    private long answeredFloor;
-    /** The end of this run's appends (each append moves it), for its commit's callback. */
-    private long[] runEnd;
     /** This Log is among the budget's holders (its cache is not empty). */
     private boolean holdsBudget;
     /** Its restores (read at the first restore of this instance, then kept here); null until needed. */
@@ -128,8 +111,8 @@ public final class LogObject extends LiveObject {
             // the row is stale: write it before hibernating, so listings and backups start exact
             rowStale = true;
         }
-        committedSeq = lastSeq;
-        answeredFloor = lastSeq;
+        // what storage holds needs no answer: it is published as it stands
+        gate.resetPublished(incarnation, lastSeq);
         rowWrittenNanos = System.nanoTime();
         retention = LogRetention.ofState(r.state());
         hasProducers = (r.version() & FLAG_PRODUCERS) != 0;
@@ -152,38 +135,14 @@ public final class LogObject extends LiveObject {
         return lastSeq;
     }
 
+    /**
+     * The committed mark: entries up to here are durable and their appends' answers are out (the
+     * gate's published sequence of this life), so subscribers are fed up to it and no further: an
+     * append's answer reaches its socket before the event that carries the entry (PROTOCOL.md,
+     * Ordering), and the cache may drop what is below it.
+     */
     long committedSeq() {
-        syncCommitted();
-        return committedSeq;
-    }
-
-    /** How far the commits of one life of the Log reached. */
-    private record Durable(int life, long upTo) {
-        Durable later(Durable o) {
-            return o.life > life || (o.life == life && o.upTo > upTo) ? o : this;
-        }
-    }
-
-    /** Committer thread: the appends of life {@code life} up to {@code upTo} are durable. */
-    private void markDurable(int life, long upTo) {
-        Durable d = new Durable(life, upTo);
-        durable.accumulateAndGet(d, Durable::later);
-    }
-
-    /** How far subscribers may be fed: committed entries whose appends' answers are sent. */
-    long feedableSeq() {
-        syncCommitted();
-        Durable a = answered.get();
-        long cap = a.life() == incarnation ? a.upTo() : 0;
-        return Math.min(committedSeq, Math.max(cap, answeredFloor));
-    }
-
-    /** Advances the committed mark to what the committer thread recorded for this life of the Log. */
-    private void syncCommitted() {
-        Durable d = durable.get();
-        if (d.life() == incarnation && d.upTo() > committedSeq) {
-            committedSeq = Math.min(d.upTo(), lastSeq);
-        }
+        return Math.min(gate.published(incarnation), lastSeq);
     }
 
     /** Runs {@code task} on this object's thread after what is queued. */
@@ -213,8 +172,7 @@ public final class LogObject extends LiveObject {
                     // commits in flight were submitted without a wake-up for this Log (it had no
                     // subscriber): feed the new one once they are done
                     int life = incarnation;
-                    long upTo = lastSeq;
-                    gate.thenOnObject(e -> committed(upTo, e == null, life));
+                    gate.thenOnObject(e -> committed(e == null, life));
                 }
             }
             case LOG_CREDIT -> subs.credit(r);
@@ -277,19 +235,7 @@ public final class LogObject extends LiveObject {
             settings.cacheBudget().holding(this);
         }
         lastActivity = now;
-        if (appendedThisRun == 0) {
-            // registered before this run's answers, so whoever hears of an append sees it committed
-            long[] end = new long[1];
-            runEnd = end;
-            int life = incarnation;
-            gate.afterCommit(e -> {
-                if (e == null) {
-                    markDurable(life, end[0]);
-                }
-            });
-        }
         gate.stage(new Write.AppendEntries(objId, entries));
-        runEnd[0] = lastSeq;
         if (producer != null) {
             producers.put(producer, new ProducerState(producer, pseq, first));
             if (!hasProducers) {
@@ -309,6 +255,18 @@ public final class LogObject extends LiveObject {
                 r.fail(e);
             }
         });
+    }
+
+    /** A batch's precondition is the Log's last sequence. */
+    @Override
+    protected long batchPosition() {
+        return lastSeq;
+    }
+
+    /** What {@link #append} refuses, checked before a batch runs anything (in a batch no producer is allowed). */
+    @Override
+    protected void batchCheck(Request r) {
+        bodies(r.frame(), r.op() == Op.APPEND_ALL);
     }
 
     /** The bodies of an append (one) or append_all (a non-empty batch), each within the size limit. */
@@ -398,7 +356,6 @@ public final class LogObject extends LiveObject {
         if (!gate.hasStaged() || objId == 0) {
             // nothing written, or the run ended with a delete: a deleted Log has no row to refresh
             appendedThisRun = 0;
-            runEnd = null;
             return;
         }
         enforceCountRetention();
@@ -413,18 +370,13 @@ public final class LogObject extends LiveObject {
         if (appendedThisRun > 0) {
             appendedThisRun = 0;
             long upTo = lastSeq;
-            runEnd = null;
             int life = incarnation;
             // after this run's answers (registered before it): events may carry its entries from now on
-            gate.afterCommit(e -> {
-                if (e == null) {
-                    answered.accumulateAndGet(new Durable(life, upTo), Durable::later);
-                }
-            });
+            gate.publish(life, upTo);
             if (!subs.isEmpty() || settings.cacheBudget().over()) {
                 // only then is there work on this thread once it is committed (a wake-up per commit):
                 // this Log's own cache limits are kept by its next append (trimCacheIfOver)
-                gate.thenOnObject(e -> committed(upTo, e == null, life));
+                gate.thenOnObject(e -> committed(e == null, life));
             }
         }
     }
@@ -448,17 +400,14 @@ public final class LogObject extends LiveObject {
         rowDirty = false;
     }
 
-    /** On the object's thread after a commit: advance the mark, trim the cache, feed subscribers. */
-    private void committed(long upTo, boolean ok, int life) {
+    /**
+     * On the object's thread after a commit (posted after its answers and its publication): trim
+     * the cache, feed subscribers.
+     */
+    private void committed(boolean ok, int life) {
         if (!ok || life != incarnation) {
             return;
         }
-        syncCommitted();
-        if (upTo > committedSeq) {
-            committedSeq = Math.min(upTo, lastSeq);
-        }
-        // posted after the answers of the commit up to 'upTo'
-        answeredFloor = Math.max(answeredFloor, Math.min(upTo, committedSeq));
         trimCache();
         subs.pumpAll();
     }
@@ -469,7 +418,7 @@ public final class LogObject extends LiveObject {
      * Uncommitted entries always stay (only they are not in storage yet).
      */
     private void trimCache() {
-        syncCommitted();
+        long committedSeq = committedSeq();
         LogCacheBudget budget = settings.cacheBudget();
         long share = budget.share();
         long released = 0;
@@ -488,7 +437,7 @@ public final class LogObject extends LiveObject {
 
     /** Asked by the budget (on this Log's thread): while all Logs hold too much, keep only this Log's share. */
     void trimToShare() {
-        syncCommitted();
+        long committedSeq = committedSeq();
         LogCacheBudget budget = settings.cacheBudget();
         long share = budget.share();
         long released = 0;
@@ -690,12 +639,6 @@ public final class LogObject extends LiveObject {
         lastActivity = now;
         stageRow();
         int life = incarnation;
-        gate.afterCommit(e -> {
-            if (e == null) {
-                markDurable(life, newLast);
-                answered.accumulateAndGet(new Durable(life, newLast), Durable::later);
-            }
-        });
         JsonOut ev = JsonOut.members(128).beginObject("restored").num("first", newFirst).num("last", newLast)
                 .num("from", span.from()).num("to", span.to());
         if (fork != null) {
@@ -706,9 +649,6 @@ public final class LogObject extends LiveObject {
             if (life != incarnation) {
                 return;
             }
-            if (e == null) {
-                committed(newLast, true, life);
-            }
             subs.restored(e == null ? members : null);
         });
         JsonOut reply = JsonOut.object(128).num("first", newFirst).num("last", newLast).num("from", span.from())
@@ -718,6 +658,10 @@ public final class LogObject extends LiveObject {
         }
         String answer = reply.end();
         gate.answerAfterCommit(r, () -> answer);
+        if (n > 0) {
+            // the copies are published with the run's appends, after its answers (onEndOfBatch)
+            appendedThisRun += (int) Math.min(n, Integer.MAX_VALUE);
+        }
     }
 
     /** The source of a fork: its storage id, shard and what it holds. */
@@ -885,13 +829,11 @@ public final class LogObject extends LiveObject {
         objId = 0;
         firstSeq = 0;
         lastSeq = 0;
-        committedSeq = 0;
-        answeredFloor = 0;
+        gate.resetPublished(incarnation, 0);
         rowWrittenNanos = 0;
         rowDirty = false;
         rowStale = false;
         appendedThisRun = 0;
-        runEnd = null;
         bytes = 0;
         clearCache();
         producers.clear();

@@ -18,8 +18,9 @@ import java.util.function.LongFunction;
  * The subscriptions of one Log: cursors ({@code next}) paced by credit. {@link #pump} sends at
  * most one page per turn and posts itself to continue, so a million-entry catch-up streams
  * steadily beside other work, and the hand-over from replay to live tail is the same loop: no
- * gap, no duplicate. Subscribers only ever see committed entries. Owned by the Log's mailbox
- * thread; not thread-safe.
+ * gap, no duplicate. Subscribers are fed up to the Log's published sequence
+ * ({@link LogObject#committedSeq}) and no further: only committed entries whose appends' answers
+ * are out. Owned by the Log's thread (whichever holds its run); not thread-safe.
  */
 final class LogSubscriptions {
     private static final int PUMP_PAGE = 1000;
@@ -130,7 +131,7 @@ final class LogSubscriptions {
                     .num("to", first - 1).end());
             sub.next = first;
         }
-        long end = log.feedableSeq();
+        long end = log.committedSeq();
         int budget = (int) Math.min(sub.credit, PUMP_PAGE);
         if (budget <= 0 || sub.next > end) {
             return;
@@ -153,7 +154,7 @@ final class LogSubscriptions {
             sub.next = e.seq() + 1;
             sub.credit--;
         }
-        if (!page.isEmpty() && sub.next <= log.feedableSeq() && sub.credit > 0 && !sub.pumpQueued) {
+        if (!page.isEmpty() && sub.next <= log.committedSeq() && sub.credit > 0 && !sub.pumpQueued) {
             sub.pumpQueued = true;
             log.later(() -> {
                 if (subs.get(sub.id) == sub) {

@@ -17,6 +17,7 @@ public final class ObjectFactory {
     private final LogSettings log;
     private final DocSettings doc;
     private final WorkspaceSettings workspace;
+    private final ScheduleSettings schedules;
 
     /** A Log's limits. */
     record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, LogCacheBudget cacheBudget,
@@ -24,7 +25,14 @@ public final class ObjectFactory {
     }
 
     /** A Doc's limits. */
-    record DocSettings(int maxBytes, Metrics.Counter ops, Restore.Settings restore) {
+    record DocSettings(int maxBytes, Metrics.Counter ops, Metrics.Counter expired, Restore.Settings restore) {
+    }
+
+    /**
+     * Schedules: the registry of listed schedules, the count limit per workspace, fires and lateness.
+     */
+    record ScheduleSettings(ScheduleRegistry registry, int maxPerWorkspace, Metrics.Counter fires,
+                            java.util.function.LongConsumer lateness) {
     }
 
     /** RPC and presence settings of the workspace object. */
@@ -34,10 +42,11 @@ public final class ObjectFactory {
                              Metrics.Counter presenceChanges) {
     }
 
-    private ObjectFactory(LogSettings log, DocSettings doc, WorkspaceSettings workspace) {
+    private ObjectFactory(LogSettings log, DocSettings doc, WorkspaceSettings workspace, ScheduleSettings schedules) {
         this.log = log;
         this.doc = doc;
         this.workspace = workspace;
+        this.schedules = schedules;
     }
 
     /** Reads the objects' settings from {@code config}. */
@@ -51,7 +60,8 @@ public final class ObjectFactory {
                 config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
                 config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS),
                 restore);
-        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS), restore);
+        DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS),
+                metrics.counter(Metric.DOC_EXPIRED), restore);
         if (config.duration("rpc.provider-grace").isNegative()) {
             throw new IllegalArgumentException("rpc.provider-grace must not be negative: '"
                     + config.string("rpc.provider-grace") + "' (0s turns the grace off)");
@@ -62,15 +72,20 @@ public final class ObjectFactory {
                 config.duration("presence.absent-after"), config.duration("presence.sweep-interval"),
                 config.intValue("presence.max-meta-bytes"), metrics.counter(Metric.RPC_CALLS),
                 metrics.counter(Metric.PRESENCE_REGISTERS));
-        return new ObjectFactory(log, doc, ws);
+        Metrics.Histogram lateness = metrics.histogram("schedule.lateness");
+        ScheduleSettings schedules = new ScheduleSettings(new ScheduleRegistry(),
+                config.intValue("schedule.max-per-workspace"), metrics.counter(Metric.SCHEDULE_FIRES),
+                ms -> lateness.record(ms * 1_000_000L));
+        return new ObjectFactory(log, doc, ws, schedules);
     }
 
     /** A new (not yet loaded) instance for {@code id}; no I/O (loading runs on the object's thread). */
     public LiveObject create(ObjectId id, ObjectContext ctx) {
         return switch (id.kind()) {
-            case WORKSPACE -> new WorkspaceObject(id, ctx, workspace);
+            case WORKSPACE -> new WorkspaceObject(id, ctx, workspace, schedules);
             case LOG -> new LogObject(id, ctx, log);
-            case DOC -> new DocObject(id, ctx, doc);
+            // a schedule is a Doc of a reserved name (no client can address it) with an object of its own
+            case DOC -> ScheduleDef.isScheduleObject(id) ? new ScheduleObject(id, ctx, schedules) : new DocObject(id, ctx, doc);
         };
     }
 }

@@ -116,9 +116,14 @@ public final class WorkspaceObject extends LiveObject {
         }
     }
 
-    WorkspaceObject(ObjectId id, ObjectContext ctx, ObjectFactory.WorkspaceSettings settings) {
+    /** Schedules, handled by {@link Schedules}. */
+    private final ObjectFactory.ScheduleSettings schedules;
+
+    WorkspaceObject(ObjectId id, ObjectContext ctx, ObjectFactory.WorkspaceSettings settings,
+                    ObjectFactory.ScheduleSettings schedules) {
         super(id, ctx);
         this.settings = settings;
+        this.schedules = schedules;
     }
 
     @Override
@@ -166,6 +171,9 @@ public final class WorkspaceObject extends LiveObject {
             case PRESENCE_SUBSCRIBE -> presenceSubscribe(r);
             case WS_UNSUBSCRIBE -> unsubscribe(r);
             case WS_CREDIT -> r.ok(JsonOut.EMPTY);
+            case SCHEDULE -> Schedules.schedule(r, ctx, schedules);
+            case UNSCHEDULE -> Schedules.unschedule(r, ctx);
+            case SCHEDULES -> Schedules.list(r, ctx, schedules);
             default -> throw HyphaException.badRequest("not a workspace operation: '" + r.op().wire() + "'");
         }
     }
@@ -588,6 +596,8 @@ public final class WorkspaceObject extends LiveObject {
 
     @Override
     protected void onClosed() {
+        // the next instance (here or on the workspace's next server) reads the schedules again
+        schedules.registry().drop(id.workspace());
         // terminated (workspace deleted), moved, or dropped: nothing here will route the waiting calls
         for (String service : List.copyOf(waiting.keySet())) {
             failWaiting(service, new HyphaException(ErrorCode.UNAVAILABLE, "the workspace object closed while the call "

@@ -157,6 +157,18 @@ final class Connection implements Session {
         return principal;
     }
 
+    /** Set once by {@link Transport#open} before the socket's first frame; read on any thread. */
+    private volatile boolean auditWrites;
+
+    void auditWrites(boolean on) {
+        this.auditWrites = on;
+    }
+
+    /** The socket asked ({@code audit=writes}) for its data writes to be recorded in the audit trail. */
+    boolean auditWrites() {
+        return auditWrites;
+    }
+
     /** The peer's {@code host:port} (the audit trail's "from"), or null when not known. */
     String remote() {
         try {
@@ -403,7 +415,7 @@ final class Connection implements Session {
             fail(reqId, HyphaException.limit("more than " + transport.maxInFlight() + " requests in flight on this socket"));
             return;
         }
-        if (transport.draining()) {
+        if (transport.holds(workspace)) {
             // counted before the check, so a drain that saw no request in flight sees none start:
             // held unanswered and never run; the 1012 close that follows says it was not applied
             inFlight.decrementAndGet();

@@ -24,6 +24,8 @@ final class SocketListener implements WsListener {
     private Principal principal;
     private String workspace;
     private Connection connection;
+    /** The upgrade asked for {@code audit=writes}: this socket's data writes go to the audit trail. */
+    private boolean auditWrites;
 
     SocketListener(Transport transport) {
         this.transport = transport;
@@ -42,6 +44,12 @@ final class SocketListener implements WsListener {
         if (token.isEmpty()) {
             token = prologue.query().first("access_token").asOptional();
         }
+        Optional<String> audit = prologue.query().first("audit").asOptional();
+        if (audit.isPresent() && !audit.get().equals("writes")) {
+            // the HTTP fallback (GET /connect) answers 400 with the same words
+            throw new WsUpgradeException("audit must be 'writes'");
+        }
+        this.auditWrites = audit.isPresent();
         try {
             this.principal = transport.authenticateUpgrade(ws, token);
             this.workspace = ws;
@@ -55,7 +63,7 @@ final class SocketListener implements WsListener {
     @Override
     public void onOpen(WsSession session) {
         // null: refused, and the session already closed with the reason (moved, full, shutting down)
-        connection = transport.open(principal, workspace, session);
+        connection = transport.open(principal, workspace, session, auditWrites);
     }
 
     @Override

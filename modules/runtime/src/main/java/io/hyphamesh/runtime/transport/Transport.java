@@ -147,6 +147,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             // (the workspace between two servers, low memory) ended in between; retrying works
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
         }
+        Optional<String> audit = req.query().first("audit").asOptional();
+        if (audit.isPresent() && !audit.get().equals("writes")) {
+            throw HyphaException.badRequest("audit must be 'writes'");
+        }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");
     }
@@ -263,7 +267,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * cannot follow a redirect on an upgrade), with {@code 1013} when the server is shutting down,
      * full, or the workspace is between servers.
      */
-    Connection open(Principal p, String ws, WsSession session) {
+    Connection open(Principal p, String ws, WsSession session, boolean auditWrites) {
         if (closing || draining) {
             session.close(Connection.CLOSE_TRY_AGAIN, closing ? "server is shutting down" : "server is restarting");
             return null;
@@ -281,6 +285,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         }
         long id = sessionIds.incrementAndGet();
         Connection c = new Connection(id, p, ws, this, session, outboundQueue);
+        c.auditWrites(auditWrites);
         connections.put(id, c);
         p.tokenId().ifPresent(t -> byToken.computeIfAbsent(t, k -> ConcurrentHashMap.newKeySet()).add(c));
         connects.inc();
@@ -290,6 +295,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             hello.nul("expires_at");
         } else {
             hello.num("expires_at", p.expiresAt());
+        }
+        if (auditWrites) {
+            hello.str("audit", "writes");
         }
         c.start(hello.raw("limits", limitsJson).end());
         // a revocation that raced the upgrade must still close this socket
@@ -381,13 +389,73 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 case LOG_DELETE, DOC_DELETE -> null;
                 default -> "";
             };
-            if (!"".equals(params)) {
+            if ("".equals(params) && c.auditWrites()) {
+                recordWrite(a, r, c);
+            } else if (!"".equals(params)) {
                 // on a committer's or object's thread: never wait here
                 a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(),
                         r.op() == Op.TRUNCATE ? "log.truncate" : r.op() == Op.CONFIGURE ? "log.configure"
                                 : "object.delete", r.target().target(), c.principal(), c.remote(), "socket", params));
             }
         }
+    }
+
+    /**
+     * A data write of a socket that asked for {@code audit=writes} (the console's), recorded after
+     * it succeeded: the entry is the server's account of what the socket's token did (never text
+     * the client chose, beyond the key parameters below), so asking for it gives a client no power
+     * and no way to forge an entry. Bodies are not copied, only their size.
+     */
+    private static void recordWrite(io.hyphamesh.runtime.control.Audit a, Request r, Connection c) {
+        String action;
+        String params;
+        switch (r.op()) {
+            case APPEND -> {
+                action = "log.append";
+                params = "{\"bytes\":" + rawLength(r, "body") + "}";
+            }
+            case APPEND_ALL -> {
+                action = "log.append_all";
+                params = "{\"bytes\":" + rawLength(r, "bodies") + "}";
+            }
+            case PUT -> {
+                action = "doc.put";
+                params = "{\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            case CAS -> {
+                action = "doc.cas";
+                params = "{\"version\":" + r.frame().raw("version") + ",\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            case INCR -> {
+                action = "doc.incr";
+                String floor = r.frame().raw("floor");
+                params = "{\"path\":" + r.frame().raw("path") + ",\"delta\":" + r.frame().raw("delta")
+                        + (floor == null ? "" : ",\"floor\":" + floor) + "}";
+            }
+            case TOUCH -> {
+                action = "doc.touch";
+                params = "{\"ttl_ms\":" + r.frame().raw("ttl_ms") + "}";
+            }
+            case BATCH -> {
+                action = "batch";
+                params = "{\"bytes\":" + rawLength(r, "ops") + "}";
+            }
+            case PATCH -> {
+                action = "doc.patch";
+                params = "{\"path\":" + r.frame().raw("path") + ",\"bytes\":" + rawLength(r, "value") + "}";
+            }
+            default -> {
+                return;
+            }
+        }
+        // on a committer's or object's thread: never wait here
+        a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(), action, r.target().target(),
+                c.principal(), c.remote(), "socket", params));
+    }
+
+    private static int rawLength(Request r, String key) {
+        String v = r.frame().raw(key);
+        return v == null ? 0 : v.length();
     }
 
     /** Closes a socket's TCP connection after {@code millis}, off the caller's thread. */
@@ -511,26 +579,9 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * were closed with 1001.
      */
     public int drain(java.time.Duration bound) {
-        draining = true;
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.unanswered() > 0)) {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
+        hold(bound);
         closing = true;
-        int unfinished = 0;
-        for (Connection c : connections.values()) {
-            if (c.unanswered() > 0) {
-                unfinished++;
-                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
-            } else {
-                c.close(Connection.CLOSE_RESTART, RESTART_REASON, false);
-            }
-        }
+        restartSockets(ws -> true);
         // each socket's writer sends its close frame, then unregisters it: wait (a bounded while) for
         // them, so the listener's stop does not cut a close frame off (a client would see 1006, not 1012)
         long closeDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
@@ -542,8 +593,106 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 break;
             }
         }
-        return unfinished;
+        return closedUnfinished.get();
     }
+
+    /**
+     * The first half of {@link #drain}: from now on requests arriving are held (never run) and
+     * upgrades refused; returns once every request already dispatched is answered, or after
+     * {@code bound}. A cluster member leaving calls this before it hands its partitions over, so
+     * that nothing runs on them during the hand-over, then closes each partition's sockets with
+     * {@link #restartSockets} once its next owner may take it.
+     */
+    public void hold(java.time.Duration bound) {
+        draining = true;
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline && connections.values().stream().anyMatch(c -> c.unanswered() > 0)) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+    }
+
+    /**
+     * During a drain: closes the sockets of the workspaces {@code which} accepts with {@code 1012}
+     * (what has no answer was not applied: the client sends it again), or with {@code 1001} when a
+     * request of theirs is still running (its outcome is unknown). Never blocks.
+     */
+    public void restartSockets(Predicate<String> which) {
+        restartSockets(which, RESTART_REASON);
+    }
+
+    /** {@link #restartSockets(Predicate)} with the reason of a partition moved away ({@link #MOVED_REASON}). */
+    public void movedSockets(Predicate<String> which) {
+        restartSockets(which, MOVED_REASON);
+    }
+
+    private void restartSockets(Predicate<String> which, String reason) {
+        for (Connection c : connections.values()) {
+            if (!c.isOpen() || !which.test(c.workspace())) {
+                continue;
+            }
+            if (c.unanswered() > 0) {
+                closedUnfinished.incrementAndGet();
+                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
+            } else {
+                c.close(Connection.CLOSE_RESTART, reason, false);
+            }
+        }
+    }
+
+    /**
+     * Cluster mode, a partition moving away gracefully: requests arriving on the sockets of the
+     * workspaces {@code which} accepts are held (never run) from now on, as in a drain; returns once
+     * those sockets answered what they had started, or after {@code bound}. {@link #restartSockets}
+     * then closes them, and {@link #unhold} ends the hold once they are closed.
+     */
+    public void hold(int key, Predicate<String> which, java.time.Duration bound) {
+        held.put(key, which);
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (System.nanoTime() < deadline
+                && connections.values().stream().anyMatch(c -> c.unanswered() > 0 && which.test(c.workspace()))) {
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+    }
+
+    /** Ends the hold {@link #hold} set under {@code key} (its sockets are closed by then). */
+    public void unhold(int key) {
+        held.remove(key);
+    }
+
+    /** True when requests of {@code workspace} are held unanswered: a drain, or its partition moving away. */
+    boolean holds(String workspace) {
+        if (draining) {
+            return true;
+        }
+        if (held.isEmpty()) {
+            return false;
+        }
+        for (Predicate<String> p : held.values()) {
+            if (p.test(workspace)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private final Map<Integer, Predicate<String>> held = new ConcurrentHashMap<>();
+
+    /** Sockets a drain closed with 1001 because a request of theirs was still running. */
+    private final java.util.concurrent.atomic.AtomicInteger closedUnfinished = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** The 1012 reason of a partition handed over (cluster mode): the same rule as a restart's. */
+    static final String MOVED_REASON = io.hyphamesh.api.CloseCode.reason(
+            "workspace moved to another server: reconnect; requests without an answer were not applied");
 
     /** The 1012 reason: when to come back, and what an unanswered request means. */
     static final String RESTART_REASON = io.hyphamesh.api.CloseCode.reason(

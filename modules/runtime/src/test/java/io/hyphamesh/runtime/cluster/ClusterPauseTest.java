@@ -270,6 +270,13 @@ class ClusterPauseTest {
                     w.verify(c);
                 }
                 System.out.println(w);
+                // the commit caught in its transaction: PostgreSQL rolled it back when it ended the
+                // session, so the server knows it was not applied and must not say "outcome unknown"
+                for (String f : w.failures()) {
+                    System.out.println("  " + f);
+                    assertFalse(f.contains("outcome unknown") && f.contains("idle-in-transaction"),
+                            w.ws + ": a commit ended with its idle transaction was answered " + f);
+                }
             }
         }
     }

@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * URL and follows "moved". One thread writes; the books are read after {@link #stop}.
  */
 final class ClusterWorkload implements Runnable {
-    private static final Duration OP_TIMEOUT = Duration.ofSeconds(3);
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
 
     final String ws;
     private final List<URI> servers;
@@ -51,17 +51,35 @@ final class ClusterWorkload implements Runnable {
     private final ConcurrentLinkedQueue<long[]> acks = new ConcurrentLinkedQueue<>();
     private final AtomicLong errors = new AtomicLong();
     private final List<String> unexpected = new ArrayList<>();
+    /** Every failed request but a CAS conflict: "op: code: message" (the first 50). */
+    private final List<String> failures = new ArrayList<>();
+    /** Failed {@code incr}s (not idempotent) that said their outcome is unknown. */
+    private final AtomicLong unknownOutcomes = new AtomicLong();
+    /** Every answered request's latency, nanos (appends, incrs, reads and CASes). */
+    private final ConcurrentLinkedQueue<long[]> latencies = new ConcurrentLinkedQueue<>();
+
+    private final Duration opTimeout;
 
     ClusterWorkload(String ws, List<URI> servers) {
+        this(ws, servers, DEFAULT_TIMEOUT);
+    }
+
+    /** With each request's timeout (3 s by default). */
+    ClusterWorkload(String ws, List<URI> servers, Duration requestTimeout) {
         this.ws = ws;
         this.servers = servers;
+        this.opTimeout = requestTimeout;
     }
 
     static HyphaClient client(List<URI> servers) {
+        return client(servers, DEFAULT_TIMEOUT);
+    }
+
+    static HyphaClient client(List<URI> servers, Duration requestTimeout) {
         return HyphaClient.connect(servers, TestServer.ROOT, ClientOptions.builder()
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(250))
                 .waitForReconnect(true)
-                .requestTimeout(OP_TIMEOUT)
+                .requestTimeout(requestTimeout)
                 .build());
     }
 
@@ -98,7 +116,7 @@ final class ClusterWorkload implements Runnable {
         HyphaClient c = null;
         while (c == null && !stop) {
             try {
-                c = client(servers);
+                c = client(servers, opTimeout);
             } catch (HyphaException e) {
                 // a loaded machine's servers may answer the first connect late: an app tries again
                 failed(e);
@@ -153,7 +171,40 @@ final class ClusterWorkload implements Runnable {
     }
 
     private void ack(long sent) {
-        acks.add(new long[] {sent, System.nanoTime()});
+        long now = System.nanoTime();
+        acks.add(new long[] {sent, now});
+        latencies.add(new long[] {sent, now});
+    }
+
+    /** Failures of the requests of every kind, not counting CAS conflicts and the counted unknowns of incr. */
+    List<String> failures() {
+        synchronized (failures) {
+            return List.copyOf(failures);
+        }
+    }
+
+    /** Failed requests whose outcome the client could not know (only incr may fail so in a strict run). */
+    long unknownOutcomes() {
+        return unknownOutcomes.get();
+    }
+
+    /** {sent, answered} (nanoTime) of every request answered, successfully or not. */
+    List<long[]> latencies() {
+        return List.copyOf(latencies);
+    }
+
+    private void failed(String op, long sent, HyphaException e) {
+        latencies.add(new long[] {sent, System.nanoTime()});
+        if (op.equals("incr") && e.code() == ErrorCode.UNAVAILABLE && e.getMessage().contains("outcome unknown")) {
+            unknownOutcomes.incrementAndGet();
+        } else {
+            synchronized (failures) {
+                if (failures.size() < 50) {
+                    failures.add(op + ": " + e.code() + ": " + e.getMessage());
+                }
+            }
+        }
+        failed(e);
     }
 
     private void failed(HyphaException e) {
@@ -170,39 +221,41 @@ final class ClusterWorkload implements Runnable {
         long pseq = nextPseq;
         long sent = System.nanoTime();
         try {
-            long seq = c.log("l").append(Json.createObjectBuilder().add("p", pseq).build(), "w", pseq, OP_TIMEOUT);
+            long seq = c.log("l").append(Json.createObjectBuilder().add("p", pseq).build(), "w", pseq, opTimeout);
             appended.put(pseq, seq);
             nextPseq++;
             ack(sent);
         } catch (HyphaException e) {
             // idempotent: the same pseq is sent again next turn
-            failed(e);
+            failed("append", sent, e);
         }
     }
 
     private void incr(HyphaClient c) {
         long sent = System.nanoTime();
         try {
-            c.doc("counter").incr("/n", 1, OP_TIMEOUT);
+            c.doc("counter").incr("/n", 1, opTimeout);
             incrAcked++;
             ack(sent);
         } catch (HyphaException e) {
             incrUnknown++;
-            failed(e);
+            failed("incr", sent, e);
         }
     }
 
     private void cas(HyphaClient c) {
         DocValue v;
+        long read = System.nanoTime();
         try {
-            v = c.doc("cas").get(OP_TIMEOUT);
+            v = c.doc("cas").get(opTimeout);
+            latencies.add(new long[] {read, System.nanoTime()});
         } catch (HyphaException e) {
-            failed(e);
+            failed("get", read, e);
             return;
         }
         long sent = System.nanoTime();
         try {
-            c.doc("cas").cas(v.version(), Json.createValue(v.version() + 1), OP_TIMEOUT);
+            c.doc("cas").cas(v.version(), Json.createValue(v.version() + 1), opTimeout);
             casAcked++;
             ack(sent);
         } catch (HyphaException e) {
@@ -210,7 +263,7 @@ final class ClusterWorkload implements Runnable {
                 return;
             }
             casUnknown++;
-            failed(e);
+            failed("cas", sent, e);
         }
     }
 

@@ -49,6 +49,39 @@ class HyphaConfigTest {
     }
 
     @Test
+    void theJournalIsOneSettingAndTheTwoBooleansItReplacedStillWorkWithOneWarning() {
+        HyphaConfig defaults = HyphaConfig.load(new String[0], Map.of());
+        assertEquals("all", defaults.string("storage.journal"), "today's defaults (both journals on) amount to all");
+        assertEquals(java.util.List.of(), defaults.warnings());
+        assertEquals("docs", HyphaConfig.load(new String[] {"--storage.journal= DOCS "}, Map.of()).string("storage.journal"));
+        assertEquals("off", HyphaConfig.load(new String[0], Map.of("HYPHA_STORAGE_JOURNAL", "off")).string("storage.journal"));
+
+        HyphaConfig off = HyphaConfig.load(new String[] {"--storage.doc-journal=false"}, Map.of());
+        assertEquals("off", off.string("storage.journal"));
+        assertEquals(1, off.warnings().size(), off.warnings().toString());
+        assertTrue(off.warnings().get(0).contains("deprecated") && off.warnings().get(0).contains("storage.journal=off"),
+                off.warnings().toString());
+        HyphaConfig docs = HyphaConfig.load(new String[0], Map.of("HYPHA_STORAGE_LOG_JOURNAL", "false"));
+        assertEquals("docs", docs.string("storage.journal"));
+        assertEquals(1, docs.warnings().size(), docs.warnings().toString());
+        assertEquals("off", HyphaConfig.load(new String[] {"--storage.doc-journal=false", "--storage.log-journal=true"},
+                Map.of()).string("storage.journal"), "no Doc journal, no journal at all (as before)");
+        assertEquals("all", HyphaConfig.load(new String[] {"--storage.doc-journal=true"}, Map.of()).string("storage.journal"));
+        HyphaConfig agreeing = HyphaConfig.load(new String[] {"--storage.journal=off", "--storage.doc-journal=false"}, Map.of());
+        assertEquals("off", agreeing.string("storage.journal"));
+        assertEquals(1, agreeing.warnings().size(), "still told the old key is deprecated");
+
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--storage.journal=some"}, Map.of()));
+        assertTrue(bad.getMessage().contains("off, docs or all"), bad.getMessage());
+        IllegalArgumentException contradiction = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--storage.journal=all", "--storage.doc-journal=false"}, Map.of()));
+        assertTrue(contradiction.getMessage().contains("contradicts"), contradiction.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--storage.log-journal=maybe"}, Map.of()));
+    }
+
+    @Test
     void anUnknownHyphaEnvironmentVariableWarnsInOneLineNamingTheClosestSetting() {
         HyphaConfig c = HyphaConfig.load(new String[0], Map.of("HYPHA_PROT", "9000", "HYPHA_PORT", "9001",
                 "HYPHA_CONFIG_X", "1", "HYPHA_JAVA_OPTS", "-Xmx1g", "HOME", "/root"));

@@ -75,7 +75,7 @@ class TokenRenewalTest {
     void aRenewedSocketOutlivesItsFirstTokenWithItsSubscriptionLive() {
         try (TestServer s = TestServer.start()) {
             String ws = s.newWorkspace();
-            Minted first = mint(s, ws, "read_write", "alice", 3);
+            Minted first = mint(s, ws, "read_write", "alice", 10);
             WireSocket w = open(s, ws, first.token());
             w.sendText("{\"id\":1,\"to\":\"log:chat\",\"op\":\"subscribe\",\"since\":0,\"credit\":100}");
             String sub = answer(w, 1).getJsonObject("ok").get("sub").toString();
