@@ -17,6 +17,22 @@ function withTtl(f: Record<string, unknown>, opts?: WriteOptions): Record<string
   return f;
 }
 
+/** A point of a Doc's history: a version, or a time (epoch millis of the server's clock). */
+export type DocPoint = { version: number; at?: undefined } | { at: number | Date; version?: undefined };
+
+/** The answer of `restore` and `fork`: the new version and the version whose value it took. */
+export interface DocRestore {
+  version: number;
+  fromVersion: number;
+}
+
+function docPoint(f: Record<string, unknown>, p: DocPoint): Record<string, unknown> {
+  if (p.version !== undefined && p.at === undefined) f.version = checkInt('version', p.version);
+  else if (p.at !== undefined && p.version === undefined) f.at = checkInt('at', p.at instanceof Date ? p.at.getTime() : p.at);
+  else throw badRequest('name the point with exactly one of version and at');
+  return f;
+}
+
 export interface Increment {
   /** The new number. */
   value: number;
@@ -25,7 +41,7 @@ export interface Increment {
 
 /** One change, as a subscription sees it; `snapshot` after a reconnect when something changed meanwhile. */
 export type DocEvent =
-  | { op: 'put' | 'cas' | 'snapshot'; version: number; value: unknown }
+  | { op: 'put' | 'cas' | 'snapshot' | 'restore' | 'fork'; version: number; value: unknown }
   | { op: 'incr' | 'patch'; version: number; path: string; value: unknown }
   | { op: 'deleted'; version: 0; value: null }
   /** The Doc's expiry passed: it is gone; the subscription goes on (the next write is version 1). */
@@ -84,6 +100,21 @@ export class Doc {
     if (value === undefined) throw badRequest('value is required');
     const ok = await this.rq.request<{ version: number }>(withTtl({ to: this.to, op: 'patch', path, value }, opts), false, opts);
     return ok.version;
+  }
+
+  /**
+   * Makes the value what it was at a version or a time, as a new version (undo it by restoring the
+   * version before). Rejects with `gone` outside the restore window (docs/PROTOCOL.md#docs-docname).
+   */
+  async restore(point: DocPoint, opts?: RequestOptions): Promise<DocRestore> {
+    const ok = await this.rq.request<any>(docPoint({ to: this.to, op: 'restore' }, point), false, opts);
+    return { version: ok.version, fromVersion: ok.from_version };
+  }
+
+  /** Sets this Doc, which must not exist yet, to Doc `from`'s value at a version or a time. */
+  async fork(from: string, point: DocPoint, opts?: RequestOptions): Promise<DocRestore> {
+    const ok = await this.rq.request<any>(docPoint({ to: this.to, op: 'fork', from }, point), false, opts);
+    return { version: ok.version, fromVersion: ok.from_version };
   }
 
   /**
@@ -163,7 +194,7 @@ export class DocSubscription<T = unknown> implements Resumable {
     }
     if (typeof ev.version !== 'number' || ev.version <= this.version) return;
     this.version = ev.version;
-    if (ev.op === 'put' || ev.op === 'cas') {
+    if (ev.op === 'put' || ev.op === 'cas' || ev.op === 'restore' || ev.op === 'fork') {
       this.value = ev.value;
       this.tell({ op: ev.op, version: ev.version, value: ev.value });
     } else if (ev.op === 'incr' || ev.op === 'patch') {

@@ -7,7 +7,7 @@
 /** Every code of the catalogue. A code the client does not know is read as `internal`. */
 export const ERROR_CODES = [
   'bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'floor', 'too_large',
-  'limit', 'rate_limited', 'peer_gone', 'application', 'timeout', 'unavailable', 'bad_range', 'internal',
+  'limit', 'rate_limited', 'peer_gone', 'application', 'timeout', 'unavailable', 'bad_range', 'gone', 'internal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -18,7 +18,7 @@ const KNOWN = new Set<string>(ERROR_CODES);
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, floor: 409,
   too_large: 413, limit: 429, rate_limited: 429, peer_gone: 502, application: 422, timeout: 504, unavailable: 503,
-  bad_range: 416, internal: 500,
+  bad_range: 416, gone: 410, internal: 500,
 };
 
 export class HyphaError extends Error {

@@ -9,11 +9,11 @@ export type { ClientOptions, TokenSupplier, CallContext, CallOptions, Handler, R
 export { HyphaError, ERROR_CODES, HTTP_STATUS } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { Log, LogSubscription } from './log.js';
-export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Idempotence, SubscribeOptions } from './log.js';
+export type { LogEntry, LogPage, LogInfo, Retention, Appended, AppendOptions, Idempotence, SubscribeOptions, LogPoint, LogRestore } from './log.js';
 export { Batch } from './batch.js';
 export type { BatchResult, BatchOpResult } from './batch.js';
 export { Doc, DocSubscription } from './doc.js';
-export type { DocValue, DocEvent, Increment, WriteOptions } from './doc.js';
+export type { DocValue, DocEvent, Increment, WriteOptions, DocPoint, DocRestore } from './doc.js';
 export { Schedules } from './schedules.js';
 export type { ScheduleAction, ScheduleTime, ScheduleInfo } from './schedules.js';
 export { Presence, PresenceSubscription } from './presence.js';

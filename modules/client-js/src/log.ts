@@ -27,6 +27,28 @@ export interface Retention {
   maxAgeSeconds?: number;
 }
 
+/** A point of a Log: a seq (the Log when it was its last entry; 0 is empty), or a time (epoch millis). */
+export type LogPoint = { seq: number; at?: undefined } | { at: number | Date; seq?: undefined };
+
+/** Where restored content now is (`first..last`) and where it came from (`from..to`, as numbered then). */
+export interface LogRestore {
+  first: number;
+  last: number;
+  from: number;
+  to: number;
+}
+
+function logPoint(f: Record<string, unknown>, p: LogPoint): Record<string, unknown> {
+  if (p.seq !== undefined && p.at === undefined) f.seq = checkInt('seq', p.seq);
+  else if (p.at !== undefined && p.seq === undefined) f.at = checkInt('at', p.at instanceof Date ? p.at.getTime() : p.at);
+  else throw badRequest('name the point with exactly one of seq and at');
+  return f;
+}
+
+function restored(ok: any): LogRestore {
+  return { first: ok.first, last: ok.last, from: ok.from, to: ok.to };
+}
+
 export interface LogInfo {
   first: number;
   last: number;
@@ -129,6 +151,20 @@ export class Log {
     return { maxEntries: ok.retention?.max_entries ?? 0, maxAgeSeconds: ok.retention?.max_age_seconds ?? 0 };
   }
 
+  /**
+   * Makes the Log's content its content at a seq or a time again, copied after its end as a new
+   * generation (undo it by restoring the seq before). Rejects with `gone` outside the restore window
+   * or when truncate/retention removed the point (docs/PROTOCOL.md#logs-logname).
+   */
+  async restore(point: LogPoint, opts?: RequestOptions): Promise<LogRestore> {
+    return restored(await this.rq.request<any>(logPoint({ to: this.to, op: 'restore' }, point), false, opts));
+  }
+
+  /** Fills this Log, which must have no entries, with Log `from`'s content at a seq or a time (from seq 1). */
+  async fork(from: string, point: LogPoint, opts?: RequestOptions): Promise<LogRestore> {
+    return restored(await this.rq.request<any>(logPoint({ to: this.to, op: 'fork', from }, point), false, opts));
+  }
+
   /** Deletes the Log (admin); resolves false when there was nothing. */
   async delete(opts?: RequestOptions): Promise<boolean> {
     const ok = await this.rq.request<{ deleted: boolean }>({ to: this.to, op: 'delete' }, false, opts);
@@ -170,6 +206,7 @@ export class LogSubscription<T = unknown> implements AsyncIterableIterator<LogEn
   private ended: { error?: unknown } | null = null;
   private readonly gate: CreditGate;
   private readonly truncations: ((from: number, to: number) => void)[] = [];
+  private readonly restorations: ((r: LogRestore) => void)[] = [];
 
   constructor(private readonly rq: Requester, private readonly to: string, readonly credit: number) {
     this.gate = new CreditGate(credit);
@@ -192,6 +229,12 @@ export class LogSubscription<T = unknown> implements AsyncIterableIterator<LogEn
   }
 
   /** Called when entries were removed before this subscription received them (truncate or retention). */
+  /** Calls `fn` when the Log is restored (its content goes on at `first`; the copied entries follow). */
+  onRestored(fn: (r: LogRestore) => void): this {
+    this.restorations.push(fn);
+    return this;
+  }
+
   onTruncated(fn: (from: number, to: number) => void): this {
     this.truncations.push(fn);
     return this;
@@ -208,6 +251,11 @@ export class LogSubscription<T = unknown> implements AsyncIterableIterator<LogEn
       const { from, to } = ev.truncated;
       if (to > this.lastSeq) this.lastSeq = to;
       for (const fn of this.truncations) { try { fn(from, to); } catch { /* its own */ } }
+    } else if (ev.restored) {
+      // a restore: the content goes on at 'first', the copied entries follow as entries
+      const r = restored(ev.restored);
+      if (r.first - 1 > this.lastSeq) this.lastSeq = r.first - 1;
+      for (const fn of this.restorations) { try { fn(r); } catch { /* its own */ } }
     } else if (ev.deleted) {
       this.rq.unbindSub(this.sub);
       this.rq.removeSubscription(this);

@@ -89,7 +89,7 @@ test('errors: wire objects become HyphaError; an unknown code is internal; every
   assert.equal(HyphaError.fromWire({ code: 'weird', message: 'm' }).code, 'internal');
   assert.equal(HyphaError.fromWire('nope').code, 'internal');
   assert.deepEqual(new HyphaError('floor', 'm', { value: 5 }).toWire(), { value: 5, code: 'floor', message: 'm' });
-  assert.equal(ERROR_CODES.length, 15);
+  assert.equal(ERROR_CODES.length, 16); // gone (restore and fork) is the 16th
   // rate_limited carries how long to wait; the client surfaces it as retryAfterMs
   const limited = HyphaError.fromWire({ code: 'rate_limited', message: 'slow down', retry_after_ms: 250, limit: 'socket.ops' });
   assert.equal(limited.code, 'rate_limited');

@@ -523,6 +523,71 @@ final class HyphaScenarios {
                 .note("final_exact: the sum over all Docs grew by exactly the acknowledged operations").note(DURABLE);
     }
 
+    /**
+     * object.restore.doc: restore of a Doc with 100 kept versions, alternating between two earlier
+     * versions, 1 in flight. object.restore.log: restore of a Log of {@code --entries} entries to its
+     * whole content (every entry copied as a new generation), 3 times in a row.
+     */
+    void restore() throws Exception {
+        if (!o.anySelected("object.restore")) {
+            return;
+        }
+        HyphaClient c = ws.connect("bench-restore");
+        if (o.selected("object.restore.doc")) {
+            Doc d = c.doc("bench-restore-doc");
+            for (int i = 0; i < 100; i++) {
+                d.put(body(i), TIMEOUT);
+            }
+            run.scenario("object.restore.doc", Row.US, o.maxOps(), api, () -> Row.of("object.restore.doc", Row.US,
+                    Load.serial(o.warmup(), Math.min(o.maxOps(), 5000), o.duration(),
+                            i -> d.restore(50 + (i & 1), TIMEOUT)))
+                    .note("restore of one Doc to one of its 100 earlier versions (each restore a new version), 1 in flight")
+                    .note(DURABLE).note(warm));
+        }
+        if (o.selected("object.restore.log")) {
+            long n = o.entries();
+            Log log = c.log("bench-restore-log-" + n);
+            Progress.begin("fill " + log.name(), n);
+            Semaphore inFlight = new Semaphore(8);
+            AtomicReference<Throwable> fillError = new AtomicReference<>();
+            for (long first = 0; first < n && fillError.get() == null; first += PAGE) {
+                List<JsonObject> batch = new ArrayList<>(PAGE);
+                for (long i = first; i < Math.min(n, first + PAGE); i++) {
+                    batch.add(body(i));
+                }
+                inFlight.acquireUninterruptibly();
+                int size = batch.size();
+                log.appendAllAsync(batch).whenComplete((r, e) -> {
+                    if (e != null) {
+                        fillError.compareAndSet(null, e);
+                    } else {
+                        Progress.add(size);
+                    }
+                    inFlight.release();
+                });
+            }
+            inFlight.acquireUninterruptibly(8);
+            Progress.end("  filled " + log.name());
+            if (fillError.get() != null) {
+                String why = "fill failed: " + Load.describe(fillError.get());
+                run.scenario("object.restore.log", Row.US, 3, api, () -> Row.of("object.restore.log", Row.US).errors(1).note(why));
+            } else {
+                Duration long_ = Duration.ofMinutes(5);
+                run.scenario("object.restore.log", Row.US, 3, api, () -> Row.of("object.restore.log", Row.US,
+                        Load.serial(0, 3, long_, i -> {
+                            var r = log.restore(n, long_);
+                            if (r.last() - r.first() + 1 != n) {
+                                throw new IllegalStateException("restored " + (r.last() - r.first() + 1) + " entries, not " + n);
+                            }
+                        }))
+                        .note(String.format(java.util.Locale.ROOT, "restore of a %,d-entry Log to its whole content:"
+                                + " every entry copied after the end as a new generation, 3 in a row", n))
+                        .note(DURABLE));
+            }
+        }
+        c.close();
+    }
+
     static long incrTotal(Options o) {
         return o.quick() ? 1600 : 16_000;
     }

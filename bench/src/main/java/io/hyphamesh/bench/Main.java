@@ -94,7 +94,7 @@ public final class Main {
         try {
             ArtifactProbe fs = new ArtifactProbe();
             boolean needMain = o.server().isPresent()
-                    || Stream.of("rpc", "log", "doc", "ws.", "presence", "artifact").anyMatch(o::anySelected);
+                    || Stream.of("rpc", "log", "doc", "ws.", "presence", "artifact", "object.restore").anyMatch(o::anySelected);
             if (needMain) {
                 mainServer(o, run, tmp, config, cost, teardown, fs);
             }
@@ -241,6 +241,7 @@ public final class Main {
             s.logTail();
             s.logReadReplay();
             s.docs();
+            s.restore();
             new TimeScenarios(run, main, ws).runAll();
             s.wsConnect();
             s.presence();

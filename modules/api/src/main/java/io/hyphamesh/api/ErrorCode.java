@@ -44,6 +44,11 @@ public enum ErrorCode {
     UNAVAILABLE(503),
     /** A requested byte range cannot be served. */
     BAD_RANGE(416),
+    /**
+     * The point a {@code restore} or {@code fork} names is no longer kept: older than the restore
+     * window, or removed by a truncate, retention or a delete. Nothing changed.
+     */
+    GONE(410),
     /** A server fault. Never the answer to a client's mistake. */
     INTERNAL(500);
 

@@ -85,6 +85,10 @@ public enum Op {
     CONFIGURE(ObjectKind.LOG, "configure", Permission.READ_WRITE, Resend.NEVER, "retention"),
     /** Deletes the Log. */
     LOG_DELETE(ObjectKind.LOG, "delete", Permission.ADMIN, Resend.NEVER),
+    /** Makes the Log's content its content at a seq or a time, as a new generation (docs/DECISIONS.md, Restore). */
+    LOG_RESTORE(ObjectKind.LOG, "restore", Permission.READ_WRITE, Resend.NEVER, "seq", "at"),
+    /** Fills this new (empty) Log with another Log's content at a seq or a time. */
+    LOG_FORK(ObjectKind.LOG, "fork", Permission.READ_WRITE, Resend.NEVER, "from", "seq", "at"),
 
     // ---- Docs "doc:<name>"
     /** The value and version. */
@@ -109,7 +113,11 @@ public enum Op {
     /** Credit for a Doc subscription (accepted, not needed). */
     DOC_CREDIT(ObjectKind.DOC, "credit", Permission.READ, Resend.SAFE, "sub", "n"),
     /** Deletes the Doc. */
-    DOC_DELETE(ObjectKind.DOC, "delete", Permission.ADMIN, Resend.NEVER);
+    DOC_DELETE(ObjectKind.DOC, "delete", Permission.ADMIN, Resend.NEVER),
+    /** Makes the Doc's value its value at a version or a time, as a new version. */
+    DOC_RESTORE(ObjectKind.DOC, "restore", Permission.READ_WRITE, Resend.NEVER, "version", "at"),
+    /** Sets this new Doc to another Doc's value at a version or a time. */
+    DOC_FORK(ObjectKind.DOC, "fork", Permission.READ_WRITE, Resend.NEVER, "from", "version", "at");
 
     /** Whether a request may be sent again on a new socket when the old one dropped before its answer. */
     public enum Resend {

@@ -278,6 +278,46 @@ public interface Doc {
      */
     boolean delete(Duration timeout);
 
+    /**
+     * Makes the Doc's value its value at {@code version} again, as a new version (so a restore can
+     * itself be undone by restoring the version before it). Versions older than the restore window
+     * fail with {@code gone}, and so does a version a group commit folded into a later one.
+     *
+     * @param version the version whose value to take (0: the Doc before its first write, null)
+     * @param timeout how long to wait for the answer
+     * @return the new version and the version restored
+     */
+    DocRestore restore(long version, Duration timeout);
+
+    /**
+     * Makes the Doc's value its value at time {@code at} (the server's clock) again, as a new version.
+     *
+     * @param at      the time, within the restore window
+     * @param timeout how long to wait for the answer
+     * @return the new version and the version restored
+     */
+    DocRestore restoreAt(java.time.Instant at, Duration timeout);
+
+    /**
+     * Sets this Doc, which must not exist yet, to Doc {@code from}'s value at {@code version}.
+     *
+     * @param from    the source Doc's name
+     * @param version the source's version
+     * @param timeout how long to wait for the answer
+     * @return this Doc's version (1) and the source's version taken
+     */
+    DocRestore fork(String from, long version, Duration timeout);
+
+    /**
+     * Sets this Doc, which must not exist yet, to Doc {@code from}'s value at time {@code at}.
+     *
+     * @param from    the source Doc's name
+     * @param at      the time, within the restore window
+     * @param timeout how long to wait for the answer
+     * @return this Doc's version (1) and the source's version taken
+     */
+    DocRestore forkAt(String from, java.time.Instant at, Duration timeout);
+
     // ---- expiry (ttl_ms): an expired Doc is gone, as if deleted, and subscribers get "expired"
 
     /**

@@ -203,6 +203,31 @@ final class DocHandle implements Doc {
         return o.getBoolean("deleted");
     }
 
+    @Override
+    public DocRestore restore(long version, Duration timeout) {
+        return restored(op(Op.DOC_RESTORE).number("version", version), timeout);
+    }
+
+    @Override
+    public DocRestore restoreAt(java.time.Instant at, Duration timeout) {
+        return restored(op(Op.DOC_RESTORE).number("at", at.toEpochMilli()), timeout);
+    }
+
+    @Override
+    public DocRestore fork(String from, long version, Duration timeout) {
+        return restored(op(Op.DOC_FORK).string("from", from).number("version", version), timeout);
+    }
+
+    @Override
+    public DocRestore forkAt(String from, java.time.Instant at, Duration timeout) {
+        return restored(op(Op.DOC_FORK).string("from", from).number("at", at.toEpochMilli()), timeout);
+    }
+
+    private DocRestore restored(OutFrame f, Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request(f, timeout)).asJsonObject();
+        return new DocRestore(o.getJsonNumber("version").longValue(), o.getJsonNumber("from_version").longValue());
+    }
+
     /** Whole milliseconds of a ttl; refuses what the server would (below 1 ms unless {@code zeroAllowed}). */
     private static long ttlMillis(Duration ttl, boolean zeroAllowed) {
         long ms = Objects.requireNonNull(ttl, "ttl").toMillis();

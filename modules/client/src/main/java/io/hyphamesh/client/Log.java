@@ -355,6 +355,47 @@ public interface Log {
      */
     boolean delete(Duration timeout);
 
+    /**
+     * Makes the Log's content its content at {@code seq} again, as a new generation after its end:
+     * the entries are copied to {@code last + 1 ..}, and the Log's first sequence moves there.
+     * Subscribers get a {@code restored} event and then the copied entries. Points older than the
+     * restore window, or removed by truncate or retention, fail with {@code gone}.
+     *
+     * @param seq     the point: the Log as it was when {@code seq} was its last entry (0: empty)
+     * @param timeout how long to wait for the answer
+     * @return where the restored content now is, and where it came from
+     */
+    LogRestore restore(long seq, Duration timeout);
+
+    /**
+     * Makes the Log's content its content at time {@code at} (the server's clock) again.
+     *
+     * @param at      the time, within the restore window
+     * @param timeout how long to wait for the answer
+     * @return where the restored content now is, and where it came from
+     */
+    LogRestore restoreAt(java.time.Instant at, Duration timeout);
+
+    /**
+     * Fills this Log, which must have no entries, with Log {@code from}'s content at {@code seq}, from seq 1.
+     *
+     * @param from    the source Log's name
+     * @param seq     the point in the source
+     * @param timeout how long to wait for the answer
+     * @return where the content now is, and where it came from
+     */
+    LogRestore fork(String from, long seq, Duration timeout);
+
+    /**
+     * Fills this Log, which must have no entries, with Log {@code from}'s content at time {@code at}.
+     *
+     * @param from    the source Log's name
+     * @param at      the time, within the restore window
+     * @param timeout how long to wait for the answer
+     * @return where the content now is, and where it came from
+     */
+    LogRestore forkAt(String from, java.time.Instant at, Duration timeout);
+
     /** A blocking iterator over a subscription. Meant for one reading thread. */
     interface LogStream extends Iterator<LogRecord>, Subscription {
         /**

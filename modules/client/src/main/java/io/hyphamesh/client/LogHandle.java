@@ -266,6 +266,32 @@ final class LogHandle implements Log {
         return o.getBoolean("deleted");
     }
 
+    @Override
+    public LogRestore restore(long seq, Duration timeout) {
+        return restored(op(Op.LOG_RESTORE).number("seq", seq), timeout);
+    }
+
+    @Override
+    public LogRestore restoreAt(java.time.Instant at, Duration timeout) {
+        return restored(op(Op.LOG_RESTORE).number("at", at.toEpochMilli()), timeout);
+    }
+
+    @Override
+    public LogRestore fork(String from, long seq, Duration timeout) {
+        return restored(op(Op.LOG_FORK).string("from", from).number("seq", seq), timeout);
+    }
+
+    @Override
+    public LogRestore forkAt(String from, java.time.Instant at, Duration timeout) {
+        return restored(op(Op.LOG_FORK).string("from", from).number("at", at.toEpochMilli()), timeout);
+    }
+
+    private LogRestore restored(OutFrame f, Duration timeout) {
+        JsonObject o = DefaultHyphaClient.await(client.request(f, timeout)).asJsonObject();
+        return new LogRestore(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
+                o.getJsonNumber("from").longValue(), o.getJsonNumber("to").longValue());
+    }
+
     /**
      * A Log subscription: remembers the last sequence received so a reconnect resumes right after
      * it, drops anything at or before it (no duplicate), and grants credit back in halves as the
@@ -299,6 +325,12 @@ final class LogHandle implements Log {
                 long to = f.value("truncated").asJsonObject().getJsonNumber("to").longValue();
                 if (to > lastReceived) {
                     lastReceived = to;
+                }
+            } else if (f.has("restored")) {
+                // a restore: the Log's content goes on at 'first' (its copied entries follow)
+                long first = f.value("restored").asJsonObject().getJsonNumber("first").longValue();
+                if (first - 1 > lastReceived) {
+                    lastReceived = first - 1;
                 }
             } else if (f.has("deleted")) {
                 // the Log was deleted: follow the name into its next life, from its start

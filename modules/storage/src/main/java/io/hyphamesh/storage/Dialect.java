@@ -52,6 +52,16 @@ public interface Dialect {
     List<List<String>> migrations();
 
     /**
+     * Second migration, both stores: the restore points of Logs ({@link RestorePoint}); Docs keep
+     * their history in {@code log_chunks} under their own id (docs/DECISIONS.md, Restore).
+     */
+    static List<String> restoreTables() {
+        return List.of("CREATE TABLE log_restores (obj BIGINT NOT NULL, start_seq BIGINT NOT NULL,"
+                + " copied BIGINT NOT NULL, at_ms BIGINT NOT NULL, prev_first BIGINT NOT NULL,"
+                + " PRIMARY KEY (obj, start_seq))");
+    }
+
+    /**
      * The tables both stores share, in the first migration: catalog (settings, workspaces, tokens),
      * objects, and a Log's chunks, producer marks and dedupe index.
      */

@@ -230,6 +230,19 @@ public final class Queries {
         return out;
     }
 
+    public static List<RestorePoint> restorePoints(Statements st, long objectId) throws SQLException {
+        PreparedStatement ps = st.prepare("SELECT start_seq, copied, at_ms, prev_first FROM log_restores"
+                + " WHERE obj = ? ORDER BY start_seq");
+        ps.setLong(1, objectId);
+        List<RestorePoint> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new RestorePoint(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
+            }
+        }
+        return out;
+    }
+
     /**
      * A page of the rows (without state) of a workspace's objects after {@code (afterKind,
      * afterName)} in (kind, name) order, at most {@code limit}, as stored (complete Logs with

@@ -140,6 +140,9 @@ public interface Storage extends AutoCloseable {
     /** Latest producer sequences of a Log. */
     List<ProducerState> producers(int shard, long objectId);
 
+    /** The restores of a Log, oldest first ({@link Write.PutRestorePoint}); empty for a Log never restored. */
+    List<RestorePoint> restorePoints(int shard, long objectId);
+
     /**
      * A page of the rows (without state) of a workspace's objects, across shards, in (kind, name)
      * order after {@code (afterKind, afterName)} (the kind's ordinal; {@code (0, "")} starts after

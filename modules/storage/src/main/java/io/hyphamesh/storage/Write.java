@@ -54,6 +54,19 @@ public sealed interface Write {
     record Truncate(long objectId, long beforeSeq) implements Write {
     }
 
+    /**
+     * Copies the stored entries {@code fromSeq..toSeq} of Log {@code sourceId} to Log {@code
+     * targetId} at {@code targetFirst..}, with their append times and bodies (a restore: the same
+     * Log, after its end; a fork: a new Log, from 1). Whole chunks are copied inside the database;
+     * the chunks at the two ends are cut. Goes to the database, never to the journal.
+     */
+    record CopyEntries(long sourceId, long fromSeq, long toSeq, long targetId, long targetFirst) implements Write {
+    }
+
+    /** Records that a restore made {@code point.startSeq()} the first sequence of a new generation of a Log. */
+    record PutRestorePoint(long objectId, RestorePoint point) implements Write {
+    }
+
     /** Deletes an object with everything it holds. */
     record DeleteObject(long objectId) implements Write {
     }

@@ -3,6 +3,7 @@ package io.hyphamesh.storage;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
@@ -154,12 +155,23 @@ public final class WriteConnection {
                     update("DELETE FROM log_chunks WHERE obj = ? AND last_seq < ?", t.objectId(), t.beforeSeq());
                     update("DELETE FROM log_dedupe WHERE obj = ? AND seq < ?", t.objectId(), t.beforeSeq());
                 }
+                case Write.CopyEntries c -> {
+                    flushEntries();
+                    copyEntries(c);
+                }
+                case Write.PutRestorePoint p -> {
+                    flushEntries();
+                    update("INSERT INTO log_restores (obj, start_seq, copied, at_ms, prev_first) VALUES (?, ?, ?, ?, ?)",
+                            p.objectId(), p.point().startSeq(), p.point().copied(), p.point().atMillis(),
+                            p.point().prevFirst());
+                }
                 case Write.DeleteObject d -> {
                     flushEntries();
                     rows.remove(d.objectId());
                     update("DELETE FROM log_chunks WHERE obj = ?", d.objectId());
                     update("DELETE FROM log_dedupe WHERE obj = ?", d.objectId());
                     update("DELETE FROM log_producers WHERE obj = ?", d.objectId());
+                    update("DELETE FROM log_restores WHERE obj = ?", d.objectId());
                     update("DELETE FROM objects WHERE id = ?", d.objectId());
                 }
                 case Write.PurgeWorkspace p -> {
@@ -169,6 +181,7 @@ public final class WriteConnection {
                     update("DELETE FROM log_chunks" + sub, p.workspace());
                     update("DELETE FROM log_dedupe" + sub, p.workspace());
                     update("DELETE FROM log_producers" + sub, p.workspace());
+                    update("DELETE FROM log_restores" + sub, p.workspace());
                     update("DELETE FROM objects WHERE workspace = ?", p.workspace());
                 }
                 case Write.PutWorkspace p ->
@@ -204,6 +217,58 @@ public final class WriteConnection {
                 }
                 chunk.add(e, body);
             }
+        }
+
+        /**
+         * Whole chunks inside the range are copied by one INSERT ... SELECT (their bytes never leave
+         * the database: a million small entries are a few thousand rows); the chunks that straddle
+         * either end are read, cut and written again.
+         */
+        private void copyEntries(Write.CopyEntries c) throws SQLException {
+            if (c.toSeq() < c.fromSeq()) {
+                return;
+            }
+            long delta = c.targetFirst() - c.fromSeq();
+            List<LogEntry> edge = new ArrayList<>();
+            try (PreparedStatement ps = conn.prepareStatement("SELECT first_seq, data, big FROM log_chunks"
+                    + " WHERE obj = ? AND last_seq >= ? AND first_seq <= ? AND (first_seq < ? OR last_seq > ?)"
+                    + " ORDER BY first_seq")) {
+                ps.setLong(1, c.sourceId());
+                ps.setLong(2, c.fromSeq());
+                ps.setLong(3, c.toSeq());
+                ps.setLong(4, c.fromSeq());
+                ps.setLong(5, c.toSeq());
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        byte[] data = rs.getBytes(2);
+                        if (data == null) {
+                            data = rs.getBytes(3);
+                        }
+                        Chunks.unpack(rs.getLong(1), data, c.fromSeq(), c.toSeq(), Integer.MAX_VALUE, edge);
+                    }
+                }
+            }
+            try (PreparedStatement ps = conn.prepareStatement("INSERT INTO log_chunks (obj, first_seq, last_seq, data, big)"
+                    + " SELECT CAST(? AS BIGINT), first_seq + CAST(? AS BIGINT), last_seq + CAST(? AS BIGINT), data, big"
+                    + " FROM log_chunks WHERE obj = ? AND first_seq >= ? AND last_seq <= ?")) {
+                ps.setLong(1, c.targetId());
+                ps.setLong(2, delta);
+                ps.setLong(3, delta);
+                ps.setLong(4, c.sourceId());
+                ps.setLong(5, c.fromSeq());
+                ps.setLong(6, c.toSeq());
+                ps.executeUpdate();
+            }
+            for (LogEntry e : edge) {
+                LogEntry moved = new LogEntry(e.seq() + delta, e.timestamp(), e.body());
+                byte[] body = moved.body().getBytes(StandardCharsets.UTF_8);
+                if (chunk == null || !chunk.accepts(c.targetId(), moved, body.length)) {
+                    closeChunk();
+                    chunk = new Chunks.Builder(c.targetId(), moved.seq());
+                }
+                chunk.add(moved, body);
+            }
+            flushEntries();
         }
 
         private void closeChunk() throws SQLException {

@@ -109,6 +109,7 @@ public final class HyphaConfig {
             new Setting("batch.key-retention", "24h", "how long a batch's idempotency key is kept: a resend with the same key within it is answered from the first outcome, never applied twice"),
             new Setting("batch.turn-timeout", "10s", "how long a batch waits for the objects it writes to finish what they run before it gives up with timeout, nothing applied"),
             new Setting("doc.max-bytes", "1048576", "largest Doc (JSON text)"),
+            new Setting("restore.window", "7d", "how far back a Doc or Log can be restored or forked from: every Doc version and every Log entry (and a restored Log's earlier generations) stays stored this long; older points answer gone; 0s keeps no history (Docs and Logs restore and fork only from their current state)"),
             new Setting("schedule.max-per-workspace", "10000", "most schedules a workspace may hold (schedule answers 'limit' beyond)"),
             new Setting("tokens.default-ttl", "1h", "token lifetime when the request gives none"),
             new Setting("tokens.max-ttl", "30d", "longest token lifetime that may be minted"),

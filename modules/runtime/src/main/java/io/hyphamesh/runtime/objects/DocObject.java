@@ -58,6 +58,9 @@ public final class DocObject extends LiveObject {
     private boolean rowPending;
     private long version;
 
+    /** Kept versions, for restore and fork. */
+    private final DocHistory history = new DocHistory();
+
     private final Map<Long, Session> subs = new LinkedHashMap<>();
     /** Per subscription: the version of its snapshot; only later versions are sent to it. */
     private final Map<Long, Long> baseVersion = new HashMap<>();
@@ -82,6 +85,7 @@ public final class DocObject extends LiveObject {
         createdAt = r.createdAt();
         lastActivity = r.lastActivity();
         version = r.version();
+        history.loaded(r.firstSeq(), r.lastSeq(), r.version(), r.lastActivity());
         if (r.state().length > 0) {
             valueText = new String(r.state(), StandardCharsets.UTF_8);
             value = JsonText.parse(valueText);
@@ -124,6 +128,8 @@ public final class DocObject extends LiveObject {
             case DOC_SUBSCRIBE -> subscribe(r);
             case DOC_UNSUBSCRIBE -> unsubscribe(r);
             case DOC_CREDIT -> r.ok(JsonOut.EMPTY);
+            case DOC_RESTORE -> restore(r);
+            case DOC_FORK -> fork(r);
             case DOC_DELETE -> onDelete().whenComplete((existed, e) ->
                     WriteGate.answer(r, e, () -> JsonOut.of("deleted", existed)));
             default -> throw HyphaException.badRequest("not a Doc operation: '" + r.op().wire() + "'");
@@ -196,6 +202,8 @@ public final class DocObject extends LiveObject {
         }
         rowPending = false;
         gate.stage(new Write.DeleteObject(objId));
+        // the history goes with the row, as for a delete
+        history.reset();
         objId = 0;
         value = JsonValue.NULL;
         valueText = "null";
@@ -361,6 +369,68 @@ public final class DocObject extends LiveObject {
         }
     }
 
+    /** Takes the value the Doc had at a version or a time as a new version (docs/DECISIONS.md, Restore). */
+    private void restore(Request r) {
+        Restore.Point p = Restore.point(r.frame(), "version");
+        if (objId == 0) {
+            throw HyphaException.notFound("doc has never been written (or was deleted)");
+        }
+        // what this run changed is kept first, so that it is a point too
+        stagePendingRow();
+        long now = System.currentTimeMillis();
+        Restore.DocVersion current = new Restore.DocVersion(version, history.lastAt(), text());
+        Restore.DocVersion at = history.at(p, current, ctx.storage(), shard, objId, now, settings.restore());
+        takeRestored(r, at, null);
+    }
+
+    /** Sets this Doc, which must be empty, to another Doc's value at a point. */
+    private void fork(Request r) {
+        Restore.Point p = Restore.point(r.frame(), "version");
+        String from = r.frame().string("from");
+        ObjectId src = ObjectId.doc(id.workspace(), from);
+        if (src.equals(id)) {
+            throw HyphaException.badRequest("a Doc cannot be forked into itself (restore it instead)");
+        }
+        if (version != 0) {
+            throw HyphaException.conflict("fork needs a new Doc; this one is at version " + version, version, value);
+        }
+        ObjectRow row = ctx.storage().loadObject(src)
+                .orElseThrow(() -> HyphaException.notFound("no Doc '" + Names.printable(from) + "'"));
+        DocHistory h = new DocHistory();
+        h.loaded(row.firstSeq(), row.lastSeq(), row.version(), row.lastActivity());
+        String text = row.state().length == 0 ? "null" : new String(row.state(), StandardCharsets.UTF_8);
+        long currentAt = row.lastSeq() > 0 ? currentAt(h, row) : row.lastActivity();
+        Restore.DocVersion current = new Restore.DocVersion(row.version(), currentAt, text);
+        int srcShard = ctx.storage().shardOf(src);
+        Restore.DocVersion at = h.at(p, current, ctx.storage(), srcShard, row.id(), System.currentTimeMillis(),
+                settings.restore());
+        takeRestored(r, at, from);
+    }
+
+    private long currentAt(DocHistory h, ObjectRow row) {
+        io.hyphamesh.storage.LogEntry e = h.entry(ctx.storage(), ctx.storage().shardOf(
+                ObjectId.doc(row.objectId().workspace(), row.objectId().name())), row.id(), row.lastSeq());
+        return e == null ? row.lastActivity() : e.timestamp();
+    }
+
+    private void takeRestored(Request r, Restore.DocVersion at, String from) {
+        JsonValue next = JsonText.parse(at.text());
+        long pointVersion = at.version();
+        String op = from == null ? "restore" : "fork";
+        JsonOut reply = JsonOut.object(64).num("version", version + 1).num("from_version", pointVersion);
+        if (from != null) {
+            reply.str("from", from);
+        }
+        String text = next.toString();
+        commitNew(r, next, null, reply.end(), tail -> {
+            tail.str("op", op).num("from_version", pointVersion);
+            if (from != null) {
+                tail.str("from", from);
+            }
+            tail.raw("value", text);
+        });
+    }
+
     private void publish(Change c) {
         for (Map.Entry<Long, Session> s : List.copyOf(subs.entrySet())) {
             if (c.version() <= baseVersion.getOrDefault(s.getKey(), 0L)) {
@@ -420,6 +490,7 @@ public final class DocObject extends LiveObject {
         baseVersion.clear();
         // subscribers hear of the deletion once it is committed
         CompletableFuture<Boolean> done = gate.stageDelete(objId, gone);
+        history.reset();
         objId = 0;
         value = JsonValue.NULL;
         valueText = "null";
@@ -451,7 +522,17 @@ public final class DocObject extends LiveObject {
             createdAt = System.currentTimeMillis();
         }
         rowPending = false;
+        recordHistory();
         gate.stage(new Write.PutObject(row()));
+    }
+
+    /** The version about to be staged is kept in the history, in the same submission as its row. */
+    private void recordHistory() {
+        // restore.window=0: no history is kept (its cost on every Doc commit is saved)
+        if (objId != 0 && version > 0 && settings.restore().windowMillis() > 0) {
+            history.record(gate, ctx.storage(), shard, objId, version, text(), System.currentTimeMillis(),
+                    settings.restore());
+        }
     }
 
     @Override
@@ -463,6 +544,7 @@ public final class DocObject extends LiveObject {
     private void stagePendingRow() {
         if (rowPending) {
             rowPending = false;
+            recordHistory();
             gate.stage(new Write.PutObject(row()));
         }
     }
@@ -479,7 +561,7 @@ public final class DocObject extends LiveObject {
 
     private ObjectRow row() {
         byte[] state = value == JsonValue.NULL ? new byte[0] : text().getBytes(StandardCharsets.UTF_8);
-        return new ObjectRow(objId, id, version, state, 0, 0, 0, state.length, createdAt,
+        return new ObjectRow(objId, id, version, state, history.first(), history.last(), 0, state.length, createdAt,
                 lastActivity == 0 ? createdAt : lastActivity, alarmAt.map(Instant::toEpochMilli));
     }
 

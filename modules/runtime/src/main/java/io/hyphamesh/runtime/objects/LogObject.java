@@ -79,6 +79,8 @@ public final class LogObject extends LiveObject {
     private int appendedThisRun;
     /** This Log is among the budget's holders (its cache is not empty). */
     private boolean holdsBudget;
+    /** Its restores (read at the first restore of this instance, then kept here); null until needed. */
+    private List<io.hyphamesh.storage.RestorePoint> restorePoints;
 
     LogObject(ObjectId id, ObjectContext ctx, ObjectFactory.LogSettings settings) {
         super(id, ctx);
@@ -176,6 +178,8 @@ public final class LogObject extends LiveObject {
             case LOG_CREDIT -> subs.credit(r);
             case LOG_UNSUBSCRIBE -> subs.unsubscribe(r);
             case TRUNCATE -> truncate(r);
+            case LOG_RESTORE -> restore(r, null);
+            case LOG_FORK -> fork(r);
             case CONFIGURE -> configure(r);
             case LOG_DELETE -> onDelete().whenComplete((existed, e) ->
                     WriteGate.answer(r, e, () -> JsonOut.of("deleted", existed)));
@@ -545,6 +549,181 @@ public final class LogObject extends LiveObject {
         return out;
     }
 
+    // ------------------------------------------------------------------ restore and fork
+
+    /** What this Log sees of itself for a restore: entries from the cache or storage. */
+    private Restore.LogView selfView() {
+        if (restorePoints == null) {
+            restorePoints = new ArrayList<>(ctx.storage().restorePoints(shard, objId));
+        }
+        List<io.hyphamesh.storage.RestorePoint> pts = restorePoints;
+        return new Restore.LogView() {
+            public long first() {
+                return firstSeq;
+            }
+
+            public long last() {
+                return lastSeq;
+            }
+
+            public List<io.hyphamesh.storage.RestorePoint> points() {
+                return pts;
+            }
+
+            public LogEntry entry(long seq) {
+                List<LogEntry> l = range(seq, seq, 1);
+                return l.isEmpty() ? null : l.get(0);
+            }
+        };
+    }
+
+    /**
+     * Restore (no {@code fork}): the content at the point is copied after the end, as a new
+     * generation beginning at {@code lastSeq + 1}; the old content stays stored below it (for an
+     * undo) until it leaves the restore window. Fork: the source's content at the point becomes
+     * this new Log's, from seq 1. Subscribers get a {@code restored} event, then the content.
+     */
+    private void restore(Request r, Fork fork) {
+        Restore.Point p = Restore.point(r.frame(), "seq");
+        long now = System.currentTimeMillis();
+        if (fork == null && objId == 0) {
+            throw HyphaException.notFound("log has never been written (or was deleted)");
+        }
+        Restore.LogSpan span = Restore.logSpan(fork == null ? selfView() : fork.view(), p, now, settings.restore());
+        long n = span.count();
+        long copiedBytes;
+        if (fork != null) {
+            copiedBytes = n == 0 ? 0 : ctx.storage().logBytes(fork.shard(), fork.objId(), span.from(), span.to());
+            ensureStored(now);
+        } else {
+            long storedEnd = Math.min(span.to(), cacheStart() - 1);
+            copiedBytes = storedEnd >= span.from() ? ctx.storage().logBytes(shard, objId, span.from(), storedEnd) : 0;
+            for (long s = Math.max(span.from(), cacheStart()); s <= span.to(); s++) {
+                copiedBytes += utf8Length(cache.get(s).body());
+            }
+        }
+        long newFirst = lastSeq + 1;
+        long newLast = lastSeq + n;
+        if (n > 0) {
+            if (fork == null || fork.shard() == shard) {
+                gate.stage(new Write.CopyEntries(fork == null ? objId : fork.objId(), span.from(), span.to(), objId, newFirst));
+            } else {
+                // another Derby shard: its entries cannot be copied inside this shard's database
+                List<LogEntry> moved = new ArrayList<>((int) Math.min(n, 1 << 20));
+                for (long s = span.from(); s <= span.to(); ) {
+                    List<LogEntry> page = ctx.storage().readLog(fork.shard(), fork.objId(), s, span.to(), 10_000, false);
+                    if (page.isEmpty()) {
+                        throw Restore.gone("entries from " + s + " of '" + fork.name() + "' are no longer stored");
+                    }
+                    for (LogEntry e : page) {
+                        moved.add(new LogEntry(e.seq() - span.from() + newFirst, e.timestamp(), e.body()));
+                    }
+                    s = page.get(page.size() - 1).seq() + 1;
+                }
+                gate.stage(new Write.AppendEntries(objId, moved));
+            }
+        }
+        if (fork == null) {
+            io.hyphamesh.storage.RestorePoint point = new io.hyphamesh.storage.RestorePoint(newFirst, n, now,
+                    firstSeq == 0 ? 1 : firstSeq);
+            gate.stage(new Write.PutRestorePoint(objId, point));
+            restorePoints.add(point);
+            pruneGenerations(now);
+        }
+        // what the cache held is below the new first now (or the Log was empty): it is not read again
+        clearCache();
+        subs.restoring(newFirst);
+        firstSeq = newFirst;
+        lastSeq = newLast;
+        bytes = copiedBytes;
+        lastActivity = now;
+        stageRow();
+        int life = incarnation;
+        JsonOut ev = JsonOut.members(128).beginObject("restored").num("first", newFirst).num("last", newLast)
+                .num("from", span.from()).num("to", span.to());
+        if (fork != null) {
+            ev.str("log", fork.name());
+        }
+        String members = ev.close().end();
+        gate.thenOnObject(e -> {
+            if (life != incarnation) {
+                return;
+            }
+            subs.restored(e == null ? members : null);
+        });
+        JsonOut reply = JsonOut.object(128).num("first", newFirst).num("last", newLast).num("from", span.from())
+                .num("to", span.to());
+        if (fork != null) {
+            reply.str("from_log", fork.name());
+        }
+        String answer = reply.end();
+        gate.answerAfterCommit(r, () -> answer);
+        if (n > 0) {
+            // the copies are published with the run's appends, after its answers (onEndOfBatch)
+            appendedThisRun += (int) Math.min(n, Integer.MAX_VALUE);
+        }
+    }
+
+    /** The source of a fork: its storage id, shard and what it holds. */
+    private record Fork(String name, long objId, int shard, Restore.LogView view) {
+    }
+
+    private void fork(Request r) {
+        String from = r.frame().string("from");
+        ObjectId src = ObjectId.log(id.workspace(), from);
+        if (src.equals(id)) {
+            throw HyphaException.badRequest("a Log cannot be forked into itself (restore it instead)");
+        }
+        if (lastSeq != 0) {
+            throw new HyphaException(ErrorCode.CONFLICT, "fork needs a new Log; this one has entries up to " + lastSeq);
+        }
+        ObjectRow row = ctx.storage().loadObject(src)
+                .orElseThrow(() -> HyphaException.notFound("no Log '" + Names.printable(from) + "'"));
+        int srcShard = ctx.storage().shardOf(src);
+        long srcId = row.id();
+        long srcLast = ctx.storage().lastLogSeq(srcShard, srcId, row.lastSeq());
+        long srcFirst = row.firstSeq() == 0 && srcLast > 0 ? 1 : row.firstSeq();
+        List<io.hyphamesh.storage.RestorePoint> pts = ctx.storage().restorePoints(srcShard, srcId);
+        Restore.LogView view = new Restore.LogView() {
+            public long first() {
+                return srcFirst;
+            }
+
+            public long last() {
+                return srcLast;
+            }
+
+            public List<io.hyphamesh.storage.RestorePoint> points() {
+                return pts;
+            }
+
+            public LogEntry entry(long seq) {
+                List<LogEntry> l = ctx.storage().readLog(srcShard, srcId, seq, seq, 1, false);
+                return l.isEmpty() ? null : l.get(0);
+            }
+        };
+        restore(r, new Fork(from, srcId, srcShard, view));
+    }
+
+    /**
+     * Earlier generations whose content stopped being current before the window are dropped from
+     * storage (a truncate below the first generation still in it).
+     */
+    private void pruneGenerations(long now) {
+        long cutoff = now - settings.restore().windowMillis();
+        // generation j ended when restore j was made; the first one still in the window is kept
+        int keepGen = 0;
+        for (int j = 0; j < restorePoints.size(); j++) {
+            if (restorePoints.get(j).atMillis() < cutoff) {
+                keepGen = j + 1;
+            }
+        }
+        long keepFrom = keepGen == 0 ? 1 : restorePoints.get(keepGen - 1).startSeq();
+        if (keepFrom > 1) {
+            gate.stage(new Write.Truncate(objId, keepFrom));
+        }
+    }
+
     // ------------------------------------------------------------------ truncation, retention, delete
 
     private void truncate(Request r) {
@@ -659,6 +838,7 @@ public final class LogObject extends LiveObject {
         clearCache();
         producers.clear();
         hasProducers = false;
+        restorePoints = null;
         retention = LogRetention.NONE;
         if (alarmAt.isPresent()) {
             armLoadedAlarm(Optional.empty());

@@ -28,6 +28,8 @@ final class LogSubscriptions {
     private final LogObject log;
     private final int maxCredit;
     private final Map<Long, Sub> subs = new LinkedHashMap<>();
+    /** A restore is staged: nothing is fed until its commit has told every subscriber (see {@link #restored}). */
+    private boolean restoreHold;
 
     private static final class Sub {
         final long id;
@@ -120,6 +122,9 @@ final class LogSubscriptions {
             drop(sub);
             return;
         }
+        if (restoreHold) {
+            return;
+        }
         long first = log.firstSeq();
         if (first > 0 && sub.next < first) {
             sub.session.send(Frames.event(sub.id, 64).beginObject("truncated").num("from", sub.next)
@@ -157,6 +162,31 @@ final class LogSubscriptions {
                 }
             });
         }
+    }
+
+    /**
+     * A restore was staged: the Log's content now begins at {@code newFirst}. Every cursor moves
+     * there (what it had not read of the old content is no longer the Log's), and nothing is fed
+     * until {@link #restored} tells them, after the restore's commit.
+     */
+    void restoring(long newFirst) {
+        restoreHold = true;
+        for (Sub s : subs.values()) {
+            s.next = Math.max(s.next, newFirst);
+        }
+    }
+
+    /** The restore committed (or failed: {@code members} null): each subscriber gets the event, then the content. */
+    void restored(String members) {
+        restoreHold = false;
+        if (members != null) {
+            for (Sub s : List.copyOf(subs.values())) {
+                if (!s.session.send(Frames.event(s.id, members.length() + 24).rawMembers(members).end())) {
+                    drop(s);
+                }
+            }
+        }
+        pumpAll();
     }
 
     private void drop(Sub sub) {

@@ -21,11 +21,11 @@ public final class ObjectFactory {
 
     /** A Log's limits. */
     record LogSettings(int maxEntryBytes, int maxBatch, int maxPage, int cacheEntries, LogCacheBudget cacheBudget,
-                       int maxCredit, Metrics.Counter appends, Metrics.Counter reads) {
+                       int maxCredit, Metrics.Counter appends, Metrics.Counter reads, Restore.Settings restore) {
     }
 
     /** A Doc's limits. */
-    record DocSettings(int maxBytes, Metrics.Counter ops, Metrics.Counter expired) {
+    record DocSettings(int maxBytes, Metrics.Counter ops, Metrics.Counter expired, Restore.Settings restore) {
     }
 
     /**
@@ -55,11 +55,13 @@ public final class ObjectFactory {
                 .map(v -> config.longValue("log.cache-bytes")).orElse(LogCacheBudget.defaultLimit()));
         metrics.gauge("log_cache_bytes", "bytes the live Logs' entry caches hold together (bounded by log.cache-bytes)",
                 budget::used);
+        Restore.Settings restore = new Restore.Settings(config.duration("restore.window").toMillis());
         LogSettings log = new LogSettings(config.intValue("log.max-entry-bytes"), config.intValue("log.max-batch"),
                 config.intValue("log.max-page"), Math.max(16, config.intValue("log.cache-entries")), budget,
-                config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS));
+                config.intValue("log.max-credit"), metrics.counter(Metric.LOG_APPENDS), metrics.counter(Metric.LOG_READS),
+                restore);
         DocSettings doc = new DocSettings(config.intValue("doc.max-bytes"), metrics.counter(Metric.DOC_OPS),
-                metrics.counter(Metric.DOC_EXPIRED));
+                metrics.counter(Metric.DOC_EXPIRED), restore);
         if (config.duration("rpc.provider-grace").isNegative()) {
             throw new IllegalArgumentException("rpc.provider-grace must not be negative: '"
                     + config.string("rpc.provider-grace") + "' (0s turns the grace off)");

@@ -114,7 +114,7 @@ final class DerbyDialect implements Dialect {
 
     @Override
     public List<List<String>> migrations() {
-        // v1: catalog, objects, logs
-        return List.of(Dialect.baseTables(inlineBinaryType(), largeBinaryType()));
+        // v1: catalog, objects, logs; v2: restore points
+        return List.of(Dialect.baseTables(inlineBinaryType(), largeBinaryType()), Dialect.restoreTables());
     }
 }

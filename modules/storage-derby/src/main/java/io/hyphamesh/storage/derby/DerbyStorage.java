@@ -28,6 +28,7 @@ import io.hyphamesh.storage.Migrations;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Partitions;
 import io.hyphamesh.storage.ProducerState;
+import io.hyphamesh.storage.RestorePoint;
 import io.hyphamesh.storage.Queries;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.StorageConfig;
@@ -516,6 +517,11 @@ final class DerbyStorage implements Storage {
             byProducer.put(p.producer(), p);
         }
         return new ArrayList<>(byProducer.values());
+    }
+
+    @Override
+    public List<RestorePoint> restorePoints(int shard, long objectId) {
+        return shards.get(shard).readCached(false, st -> Queries.restorePoints(st, objectId));
     }
 
     @Override

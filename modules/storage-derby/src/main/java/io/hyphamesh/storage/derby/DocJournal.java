@@ -403,6 +403,7 @@ final class DocJournal implements WriteAheadLog {
         for (Write w : writes) {
             switch (w) {
                 case Write.AppendEntries a -> expected.put(a.objectId(), -1L);
+                case Write.CopyEntries c -> expected.put(c.targetId(), -1L);
                 case Write.DeleteObject d -> expected.put(d.objectId(), -1L);
                 case Write.PurgeWorkspace p -> expected.put(ALL_LOGS, -1L);
                 default -> {
@@ -417,6 +418,7 @@ final class DocJournal implements WriteAheadLog {
         for (Write w : writes) {
             switch (w) {
                 case Write.AppendEntries a -> storedLast.remove(a.objectId());
+                case Write.CopyEntries c -> storedLast.remove(c.targetId());
                 case Write.DeleteObject d -> storedLast.remove(d.objectId());
                 case Write.PurgeWorkspace p -> storedLast.clear();
                 default -> {
@@ -442,6 +444,9 @@ final class DocJournal implements WriteAheadLog {
                 case Write.AppendEntries a -> logs.containsKey(a.objectId()) || byId.containsKey(a.objectId());
                 case Write.ProducerMark m -> logs.containsKey(m.objectId()) || byId.containsKey(m.objectId());
                 case Write.Truncate t -> logs.containsKey(t.objectId()) || byId.containsKey(t.objectId());
+                // the copy reads the source's entries in the database, and the target's end moves
+                case Write.CopyEntries c -> logs.containsKey(c.sourceId()) || byId.containsKey(c.sourceId())
+                        || logs.containsKey(c.targetId()) || byId.containsKey(c.targetId());
                 default -> false;
             };
             if (touches) {

@@ -295,6 +295,7 @@ public final class Migration {
                         }
                         producers += copyMarks(from, "log_producers", oldId, newId, insProducer);
                         dedupe += copyMarks(from, "log_dedupe", oldId, newId, insDedupe);
+                        copyRestorePoints(from, to, oldId, newId);
                         to.commit();
                     }
                 }
@@ -309,6 +310,35 @@ public final class Migration {
 
     private static byte[] or(byte[] a, byte[] b) {
         return a != null ? a : b;
+    }
+
+    private static final String RESTORES_SELECT = "SELECT start_seq, copied, at_ms, prev_first FROM log_restores"
+            + " WHERE obj = ? ORDER BY start_seq";
+
+    /** A Log's restore points (schema 2), under its new id. */
+    private static void copyRestorePoints(Connection from, Connection to, long oldId, long newId) throws SQLException {
+        for (List<Object> r : restoreRows(from, oldId)) {
+            try (PreparedStatement ins = to.prepareStatement(
+                    "INSERT INTO log_restores (obj, start_seq, copied, at_ms, prev_first) VALUES (?, ?, ?, ?, ?)")) {
+                ins.setLong(1, newId);
+                for (int i = 0; i < 4; i++) {
+                    ins.setLong(i + 2, (Long) r.get(i));
+                }
+                ins.executeUpdate();
+            }
+        }
+    }
+
+    /** A Log's restore points; none in a source at schema 1 (before the table existed). */
+    private static List<List<Object>> restoreRows(Connection c, long id) throws SQLException {
+        try {
+            return rows(c, RESTORES_SELECT, id);
+        } catch (SQLException e) {
+            if ("42X05".equals(e.getSQLState()) || "42P01".equals(e.getSQLState())) {
+                return List.of();
+            }
+            throw e;
+        }
     }
 
     private static long copyMarks(Connection from, String table, long oldId, long newId, PreparedStatement ins)
@@ -402,6 +432,11 @@ public final class Migration {
                             + " ORDER BY producer", oldId, newId, "producer marks");
                     dedupe += sameRows(from, to, "SELECT producer, pseq, seq FROM log_dedupe WHERE obj = ?"
                             + " ORDER BY producer, pseq", oldId, newId, "dedupe rows");
+                    List<List<Object>> ra = restoreRows(from, oldId);
+                    List<List<Object>> rb = restoreRows(to, newId);
+                    if (!ra.equals(rb)) {
+                        throw mismatch("object " + oldId + ": restore points differ: " + ra + " vs " + rb);
+                    }
                 }
             }
         }

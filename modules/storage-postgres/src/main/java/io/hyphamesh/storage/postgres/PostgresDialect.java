@@ -128,7 +128,7 @@ final class PostgresDialect implements Dialect {
         v1.add("CREATE TABLE nodes (node_id VARCHAR(128) NOT NULL PRIMARY KEY, host VARCHAR(255) NOT NULL,"
                 + " pid BIGINT NOT NULL, mode VARCHAR(16) NOT NULL, backend_pid INT NOT NULL, started_at BIGINT NOT NULL)");
         v1.add("CREATE SEQUENCE object_ids START WITH 1 INCREMENT BY " + ID_BLOCK);
-        // v1: catalog, objects, logs, and the fence
-        return List.of(List.copyOf(v1));
+        // v1: catalog, objects, logs, and the fence; v2: restore points
+        return List.of(List.copyOf(v1), Dialect.restoreTables());
     }
 }

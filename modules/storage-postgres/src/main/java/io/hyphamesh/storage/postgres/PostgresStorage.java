@@ -25,6 +25,7 @@ import io.hyphamesh.storage.Migrations;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Partitions;
 import io.hyphamesh.storage.ProducerState;
+import io.hyphamesh.storage.RestorePoint;
 import io.hyphamesh.storage.Queries;
 import io.hyphamesh.storage.Storage;
 import io.hyphamesh.storage.StorageConfig;
@@ -307,6 +308,11 @@ final class PostgresStorage implements Storage {
     @Override
     public List<ProducerState> producers(int shard, long objectId) {
         return reads.run(st -> Queries.producers(st, objectId));
+    }
+
+    @Override
+    public List<RestorePoint> restorePoints(int shard, long objectId) {
+        return reads.run(st -> Queries.restorePoints(st, objectId));
     }
 
     @Override
