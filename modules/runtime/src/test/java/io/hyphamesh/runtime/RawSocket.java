@@ -66,9 +66,9 @@ final class RawSocket implements AutoCloseable {
         };
         WebSocket w = HttpClient.newHttpClient().newWebSocketBuilder()
                 .header("Authorization", "Bearer " + token)
-                .connectTimeout(Duration.ofSeconds(10))
+                .connectTimeout(Duration.ofSeconds(30))
                 .buildAsync(URI.create("ws://127.0.0.1:" + port + "/v1/workspaces/" + ws + "/connect"), listener)
-                .get(10, TimeUnit.SECONDS);
+                .get(30, TimeUnit.SECONDS); // an upgrade took over 10 s once in a full suite on 2 cores
         return new RawSocket(w, received, closes);
     }
 
