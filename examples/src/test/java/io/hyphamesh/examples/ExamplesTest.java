@@ -67,6 +67,11 @@ class ExamplesTest {
     }
 
     @Test
+    void aBatchAppliesAllOrNothingAndItsKeyOnce() {
+        assertEquals(List.of("alice 5, transfer at seq 1", "sent again: duplicate true"), run("BatchExample").lines());
+    }
+
+    @Test
     void presenceTellsJoinUpdateAndLeave() {
         assertEquals(List.of("alice is present: {\"status\":\"online\"}", "join alice {\"status\":\"online\"}",
                 "update alice {\"status\":\"away\"}", "leave alice {\"status\":\"away\"}"),
