@@ -1,7 +1,7 @@
 // A tour of the TypeScript client, run by test/node/tour.test.mjs against a real server; every
 // region between "// js:NAME" and "// end:NAME" is a code block of docs/CLIENT-JS.md (the test
 // compares them). Run it yourself: node examples/tour.mjs <workspace URL> <read_write token>
-import { HyphaClient, HyphaError } from '../dist/index.js';
+import { Batch, HyphaClient, HyphaError } from '../dist/index.js';
 
 export async function tour(workspaceUrl, token, print = console.log) {
   // js:connect
@@ -64,6 +64,19 @@ export async function tour(workspaceUrl, token, print = console.log) {
   });
   print(`stored ${info.path}: ${info.size} bytes, ETag ${info.etag}`);
   // end:artifacts
+
+  await client.doc('wallet-alice').put({ balance: 10 }); // version 1
+  await client.doc('wallet-bob').put({ balance: 0 });
+  // js:batch
+  const transferOnce = new Batch()
+    .incr('wallet-alice', '/balance', -5, { floor: 0 }).expectVersion(1) // precondition on the Doc before the batch
+    .incr('wallet-bob', '/balance', 5)
+    .append('transfers', { from: 'alice', amount: 5 }).expectLast(0)     // precondition on the Log before the batch
+    .key('transfer-8812');                                               // applied once, however often it is sent
+  const r = await client.batch(transferOnce);
+  print(`alice ${r.results[0].value}, transfer at seq ${r.results[2].seq}`); // each operation's own answer, in order
+  print(`sent again: duplicate ${(await client.batch(transferOnce)).duplicate}`);
+  // end:batch
 
   // js:errors
   try {

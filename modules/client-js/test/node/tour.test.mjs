@@ -51,5 +51,7 @@ test('the tour runs and prints what it should', async () => {
   has(/^read back: hello$/);
   has(/^uploaded 6291456 of 6291456$/);
   has(/^stored big\/zeros.bin: 6291456 bytes, ETag [0-9a-f]{32}-2$/);
+  has(/^alice 5, transfer at seq 1$/);
+  has(/^sent again: duplicate true$/);
   has(/^not_found: /);
 });
