@@ -2,6 +2,7 @@
 # Used by `./hypha test`: the Maven stage's progress filter and the test counts of JUnit XML reports.
 #   test-report.sh progress          filters Maven's output (stdin) to one line per module and test class
 #   test-report.sh count FILE...     prints "passed failed skipped" summed over JUnit XML reports
+#   test-report.sh failed FILE...    prints "Class.method: message" for each failed test in them
 set -uo pipefail
 
 case "${1:-}" in
@@ -41,7 +42,23 @@ case "${1:-}" in
     done
     echo "$passed $failed $skipped"
     ;;
+  failed)
+    # prints "Class.method" for each failed or errored test case in the given JUnit XML reports
+    shift
+    for f in "$@"; do
+      [ -f "$f" ] || continue
+      grep -q -E '(failures|errors)="[1-9]' "$f" || continue
+      awk '
+        /<testcase / { name = $0; sub(/.* name="/, "", name); sub(/".*/, "", name)
+                       cls = $0; sub(/.* classname="/, "", cls); sub(/".*/, "", cls); n = split(cls, p, "."); cls = p[n] }
+        /<(failure|error)[ >]/ { msg = $0; sub(/.*message="/, "", msg); sub(/".*/, "", msg)
+                       if (length(msg) > 160) msg = substr(msg, 1, 160) "..."
+                       gsub(/&quot;/, "\"", msg); gsub(/&lt;/, "<", msg); gsub(/&gt;/, ">", msg); gsub(/&amp;/, "\&", msg)
+                       print cls "." name ": " msg }
+      ' "$f"
+    done
+    ;;
   *)
-    echo "usage: $0 progress | count FILE..." >&2; exit 2
+    echo "usage: $0 progress | count FILE... | failed FILE..." >&2; exit 2
     ;;
 esac
