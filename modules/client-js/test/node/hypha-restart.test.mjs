@@ -46,7 +46,11 @@ test('./hypha restart: a new process serves, the clients see a pause and no fail
     console.log(`# ./hypha restart: ${r.stdout.trim()}; the longest gap between acknowledged appends of 10 clients: ${pause.toFixed(0)} ms`);
     assert.deepEqual(failures, [], 'no request failed');
     for (const c of clients) await c.close();
-    assert.notEqual(fs.readFileSync(path.join(dir, 'data/server.lock'), 'utf8').trim(), oldPid, 'another process holds the data directory');
+    const newPid = fs.readFileSync(path.join(dir, 'data/server.lock'), 'utf8').trim();
+    assert.notEqual(newPid, oldPid, 'another process holds the data directory');
+    // ./hypha serve stays the parent (a later ./hypha restart or Ctrl-C reaches the server through it)
+    assert.equal(serve.exitCode, null, `./hypha serve still runs after the restart: ${fs.readFileSync(path.join(dir, 'serve.log'), 'utf8').slice(-2000)}`);
+    assert.equal(fs.readFileSync(`/proc/${newPid}/stat`, 'utf8').split(' ')[3], String(serve.pid), 'the new server is a child of ./hypha serve');
   } finally {
     try { process.kill(-serve.pid, 'SIGTERM'); } catch { /* gone */ }
     await until(() => serve.exitCode !== null || serve.signalCode !== null, 30_000, './hypha serve stopped')

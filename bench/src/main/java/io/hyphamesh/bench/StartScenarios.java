@@ -60,8 +60,8 @@ final class StartScenarios {
 
     /**
      * {@code server.restart}: a graceful restart under load, as ./hypha restart does it: the new
-     * process starts with {@code --lock-wait} (booting while the old one drains), the old one gets
-     * SIGTERM (drain, 1012). {@code clients} JVM clients (default options: reconnect on, requests
+     * process starts with {@code --lock-wait --lock-takeover} (it boots while the old one serves,
+     * then asks it to stop: SIGTERM, drain, 1012). {@code clients} JVM clients (default options: reconnect on, requests
      * do not wait) append to their own Log one at a time throughout; the latencies are, per client
      * and restart, the longest gap between two acknowledged appends around the restart (what that
      * client saw of it); {@code errors} counts failed requests. Then every Log is checked to hold
@@ -125,18 +125,10 @@ final class StartScenarios {
                     }
                 }
                 Started old = s;
-                // the new process boots while the old one drains, then takes the data directory over
-                CompletableFuture<Started> next = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return Started.launch(jar, data, dir.resolve("server-" + (all.size()) + ".log"), root, port,
-                                List.of("--lock-wait=60s"));
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
-                Thread.sleep(300); // its JVM is up and waiting for the lock
-                old.process.destroy(); // SIGTERM: the drain, then 1012
-                s = next.get(120, TimeUnit.SECONDS);
+                // as ./hypha restart: the new process boots while the old one serves, then asks it to
+                // stop (SIGTERM: the drain, then 1012) and takes the data directory over
+                s = Started.launch(jar, data, dir.resolve("server-" + (all.size()) + ".log"), root, port,
+                        List.of("--lock-wait=60s", "--lock-takeover=true"));
                 long healthy = System.nanoTime();
                 all.add(s);
                 old.process.waitFor(30, TimeUnit.SECONDS);
@@ -191,8 +183,8 @@ final class StartScenarios {
                 .put("clients", clients).put("restarts", restarts).put("appends_acknowledged", total)
                 .put("clients_without_ack_30s_after", stillOut)
                 .note(clients + " JVM clients (default options) appending to their own Log one at a time; " + restarts
-                        + " graceful restart(s) as ./hypha restart does them (new process with --lock-wait, then SIGTERM to the"
-                        + " old: drain, 1012); latencies are each client's longest gap between two acknowledged appends"
+                        + " graceful restart(s) as ./hypha restart does them (new process with --lock-wait --lock-takeover: it"
+                        + " boots, then SIGTERMs the old: drain, 1012); latencies are each client's longest gap between two acknowledged appends"
                         + " around a restart, measured once every client has an acknowledgement from the new process (30 s"
                         + " at most; one without counts as out until then: clients_without_ack_30s_after); errors are failed requests; every Log checked to hold exactly what was acknowledged")
                 .note(aotNote()).note(firstError.get());
@@ -404,7 +396,10 @@ final class StartScenarios {
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             long deadline = t0 + READY.toNanos();
-            while (!healthy(port)) {
+            // a restart's new process shares the port with the old one, which answers health checks
+            // until it stops: the new one is up once the data directory's lock names it and the port answers
+            boolean takesOver = extra.stream().anyMatch(a -> a.startsWith("--lock-wait"));
+            while (!(takesOver ? holdsLock(data, p.pid()) && healthy(port) : healthy(port))) {
                 if (!p.isAlive()) {
                     throw new IOException("server exited with " + p.exitValue() + " before it was healthy; see " + log);
                 }
@@ -421,6 +416,15 @@ final class StartScenarios {
                 }
             }
             return new Started(p, System.nanoTime() - t0, new ControlApi(URI.create("http://127.0.0.1:" + port), root));
+        }
+
+        /** Whether {@code data}'s lock file names process {@code pid} (it is written once the lock is taken). */
+        private static boolean holdsLock(Path data, long pid) {
+            try {
+                return Files.readString(data.resolve("server.lock")).replaceAll("[^0-9]", "").equals(Long.toString(pid));
+            } catch (IOException e) {
+                return false;
+            }
         }
 
         HyphaClient client(String ws) throws IOException {

@@ -134,6 +134,23 @@ final class DataDirLock implements AutoCloseable {
         return new DataDirLock(ch, lock, key);
     }
 
+    /**
+     * The pid written in {@code dataDir}'s lock file while another live process holds the lock;
+     * empty when the directory is free, held by this process, or the file names no live process.
+     */
+    static java.util.Optional<ProcessHandle> holderProcess(Path dataDir) {
+        Path file = dataDir.resolve(FILE);
+        try {
+            String pid = Files.readString(file, StandardCharsets.US_ASCII).trim();
+            if (!pid.matches("\\d{1,10}") || Long.parseLong(pid) == ProcessHandle.current().pid()) {
+                return java.util.Optional.empty();
+            }
+            return ProcessHandle.of(Long.parseLong(pid)).filter(ProcessHandle::isAlive);
+        } catch (IOException | RuntimeException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
     private static String holder(Path file) {
         try {
             String pid = Files.readString(file, StandardCharsets.US_ASCII).trim();

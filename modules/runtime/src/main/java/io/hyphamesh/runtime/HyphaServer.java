@@ -101,12 +101,23 @@ public final class HyphaServer implements AutoCloseable {
         // engine boot, its SQL compiler's first statements) is done while the old process drains,
         // beside the wait for the lock so that it never delays taking a directory already free
         java.util.concurrent.atomic.AtomicBoolean waiting = new java.util.concurrent.atomic.AtomicBoolean(true);
-        Thread preparing = !lockWait.isZero() && config.string("storage.url").isBlank()
+        // lock-takeover: the old process is asked to stop only once this one has done what it can
+        // without the directory, so that the pause its clients see is the hand-over alone
+        boolean takeOver = !lockWait.isZero() && config.bool("lock-takeover");
+        Thread preparing = !lockWait.isZero() && (takeOver || config.string("storage.url").isBlank())
                 ? Thread.ofVirtual().name("hypha-storage-prepare").start(() -> {
                     try {
-                        Storage.prepare(storageConfig(config, dataDir, Optional.empty()).build(), waiting::get);
+                        if (config.string("storage.url").isBlank()) {
+                            Storage.prepare(storageConfig(config, dataDir, Optional.empty()).build(), waiting::get);
+                        }
                     } catch (RuntimeException e) {
                         LOG.log(Level.FINE, "preparing storage before the lock failed; its open does the work", e);
+                    }
+                    if (takeOver && waiting.get()) {
+                        DataDirLock.holderProcess(dataDir).ifPresent(old -> {
+                            LOG.info("ready to take the data directory over: asking pid " + old.pid() + " to stop (SIGTERM)");
+                            old.destroy();
+                        });
                     }
                 }) : null;
         long tWait = System.nanoTime();

@@ -47,18 +47,21 @@ public final class Main {
             return;
         }
         config.warnings().forEach(w -> System.err.println("hypha-mesh: warning: " + w));
-        HyphaServer server;
-        try {
-            server = HyphaServer.start(config);
-        } catch (RuntimeException e) {
-            System.err.println("hypha-mesh: cannot start: " + oneLine(e));
-            System.exit(1);
-            return;
-        }
+        // the hook is there before the start: a SIGTERM that arrives while the server starts (a restart
+        // right after a start, systemd's stop during a slow boot) waits for the start to end, then
+        // drains and stops as any stop does; registered after the start, such a signal found no hook
+        // (addShutdownHook threw in main) and the JVM cut every socket without a close frame
+        java.util.concurrent.atomic.AtomicReference<HyphaServer> running = new java.util.concurrent.atomic.AtomicReference<>();
+        CountDownLatch startEnded = new CountDownLatch(1);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             // java.util.logging resets its handlers in its own shutdown hook, so say it on stderr,
             // in the log's own line format (one timestamp format in the whole log)
+            awaitUninterruptibly(startEnded);
+            HyphaServer server = running.get();
+            if (server == null) {
+                return; // the start failed and said why; nothing runs
+            }
             say("shutting down");
             server.close();
             if (!server.lastDrain().isEmpty()) {
@@ -68,7 +71,32 @@ public final class Main {
                     : server.lastStop() + " (storage committed and closed)");
             stopped.countDown();
         }, "hypha-shutdown"));
+        try {
+            running.set(HyphaServer.start(config));
+        } catch (RuntimeException e) {
+            System.err.println("hypha-mesh: cannot start: " + oneLine(e));
+            startEnded.countDown();
+            System.exit(1);
+            return;
+        } finally {
+            startEnded.countDown(); // an Error too: the hook must never wait for a start that ended
+        }
         stopped.await();
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The cause of a failed start as one line: its message's first line, or its type when it has none. */

@@ -85,6 +85,100 @@ class RestartHandOverTest {
         }
     }
 
+    /**
+     * {@code --lock-takeover}: the new process boots while the old one serves and then asks it to stop
+     * itself (nobody else signals the old one here); the old one drains and releases the directory,
+     * the new one serves what the old one committed.
+     */
+    @Test
+    void withLockTakeoverTheNewProcessStopsTheOldOneOnceItHasBooted(@TempDir Path tmp) throws Exception {
+        Path data = Files.createDirectories(tmp.resolve("data"));
+        Path newLog = tmp.resolve("new.log");
+        HttpClient http = HttpClient.newHttpClient();
+        Process next = null;
+        try (ChildServer old = new ChildServer(data)) {
+            old.start();
+            URI base = URI.create("http://127.0.0.1:" + old.port());
+            assertEquals(201, http.send(HttpRequest.newBuilder(base.resolve("/v1/workspaces"))
+                    .header("Authorization", "Bearer " + TestServer.ROOT)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"kept\"}")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode(), "the old process creates a workspace");
+            List<String> cmd = ChildJvm.command("-Xmx512m");
+            cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
+                    "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s", "--lock-takeover=true"));
+            next = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(newLog.toFile()).start();
+            Process p = next;
+            Awaitility.await("the new process serves").atMost(T).pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptionsInstanceOf(java.io.IOException.class)
+                    .until(() -> {
+                        assertTrue(p.isAlive(), () -> "the new process exited: " + read(newLog));
+                        return Files.readString(data.resolve("server.lock")).trim().equals(Long.toString(p.pid()))
+                                && http.send(HttpRequest.newBuilder(base.resolve("/observe/health")).build(),
+                                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+                    });
+            String log = read(newLog);
+            assertTrue(log.contains("before the data directory was this process")
+                    && log.indexOf("before the data directory was this process") < log.indexOf("asking pid"),
+                    "it booted and warmed Derby first, then asked the old one to stop: " + log);
+            // (it says so just after it released the lock the new one took)
+            Awaitility.await("the old one drained and stopped").atMost(T).pollInterval(Duration.ofMillis(50))
+                    .until(() -> read(old.log()).contains("data directory released"));
+            String list = http.send(HttpRequest.newBuilder(base.resolve("/v1/workspaces"))
+                    .header("Authorization", "Bearer " + TestServer.ROOT).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(list.contains("\"kept\""), "the workspace the old process committed is there: " + list);
+        } finally {
+            if (next != null) {
+                next.destroy();
+                if (!next.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                    next.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    /**
+     * A SIGTERM that reaches a process still starting (here: waiting for the data directory, as a
+     * restart's new process does while the old one drains) is a stop like any other once the start
+     * has ended: the process takes the directory, then drains and releases it, and exits. Before,
+     * the signal found no shutdown hook yet: the JVM exited at once ("Exception in thread main"
+     * from the hook's late registration), cutting the sockets of a server that had just bound.
+     */
+    @Test
+    void aSigtermDuringTheStartIsAGracefulStopOnceStarted(@TempDir Path tmp) throws Exception {
+        Path data = Files.createDirectories(tmp.resolve("data"));
+        Path newLog = tmp.resolve("new.log");
+        Process next = null;
+        try (ChildServer old = new ChildServer(data)) {
+            old.start();
+            List<String> cmd = ChildJvm.command("-Xmx512m");
+            cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
+                    "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s"));
+            next = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(newLog.toFile()).start();
+            Process p = next;
+            Awaitility.await("the new process waits for the directory").atMost(T).pollInterval(Duration.ofMillis(100))
+                    .until(() -> {
+                        assertTrue(p.isAlive(), () -> "the new process exited: " + read(newLog));
+                        return Files.readString(newLog).contains("before the data directory was this process");
+                    });
+            p.destroy(); // SIGTERM while it is still in its start
+            int oldExit = old.terminate();
+            assertTrue(oldExit == 0 || oldExit == 143, "the old process stopped, exit code " + oldExit);
+            assertTrue(p.waitFor(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS),
+                    "the new process ends after its start and its stop: " + read(newLog));
+            String log = read(newLog);
+            // (its start's own log lines after the signal are lost: java.util.logging's hook resets its
+            // handlers; the stop's lines go to stderr)
+            assertTrue(log.contains("drained in") && log.contains("data directory released"),
+                    "its start ended, then it drained and stopped: " + log);
+            assertTrue(!log.contains("Exception in thread"), "nothing was thrown in main: " + log);
+            assertTrue(p.exitValue() == 0 || p.exitValue() == 143, "exit code " + p.exitValue());
+        } finally {
+            if (next != null && next.isAlive()) {
+                next.destroyForcibly();
+            }
+        }
+    }
+
     private static String read(Path file) {
         try {
             return Files.readString(file);
