@@ -10,8 +10,8 @@
 # A cache belongs to one JDK build and one jar: it is made again when the jar is newer. With a JDK
 # older than 25, or HYPHA_AOT=off, there is no cache and the server starts as before. The training
 # run is the server itself on a temporary data directory: started, asked for its health, a workspace
-# and a token created, a file put and read back, then stopped with SIGTERM (the JVM writes the cache
-# as it exits). It needs nothing but bash (no curl): HTTP goes over bash's /dev/tcp.
+# and a token created, a file put and read back, a socket workload run against it (AotTraining), then
+# stopped with SIGTERM (the JVM writes the cache as it exits). It needs nothing but bash (no curl): HTTP goes over bash's /dev/tcp.
 set -euo pipefail
 
 # the JDK the server runs on: JAVA_HOME's (as ./hypha and scripts/cluster.sh launch it), else PATH's
@@ -73,6 +73,11 @@ make_cache() {
   http PUT "$port" /v1/workspaces/aot/artifacts/files/a.json "$root" '{"aot":true}' >/dev/null || true
   http GET "$port" /v1/workspaces/aot/artifacts/files/a.json "$root" >/dev/null || true
   http GET "$port" /observe/metrics >/dev/null || true
+  # and the socket path a restart's first minute takes (upgrades, hellos, appends, reads, subscriptions,
+  # Doc operations, a batch, a burst), from a JVM of its own: without it a restarted server met its
+  # first hundred sockets with classes to load and link (io.hyphamesh.runtime.AotTraining)
+  "$JAVA" -cp "$jar" io.hyphamesh.runtime.AotTraining "$port" "$root" >"$dir/training.log" 2>&1 \
+    || echo "aot-cache: the socket training did not complete; the cache covers less (log: $dir/training.log)" >&2
   kill -TERM "$pid"
   # the JVM writes the cache as it exits (JDK 25 assembles it in a second JVM): bounded, then given up
   for _ in $(seq 1 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

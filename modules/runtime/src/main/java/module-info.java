@@ -3,6 +3,8 @@
  * Docs), the socket transport, auth and the HTTP routes. The application; it exports nothing.
  */
 module io.hyphamesh.runtime {
+    // the AOT cache's training workload (AotTraining) speaks to the server through the JDK's own client
+    requires static java.net.http;
     requires io.hyphamesh.api;
     requires io.hyphamesh.storage;
     requires io.hyphamesh.storage.postgres;
