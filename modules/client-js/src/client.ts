@@ -91,6 +91,8 @@ interface Pending {
   reject(e: unknown): void;
   onOk?: (ok: any) => void;
   timer?: ReturnType<typeof setTimeout>;
+  /** When its timeout ends (performance.now() clock). */
+  deadline?: number;
   signal?: AbortSignal;
   onAbort?: () => void;
 }
@@ -343,6 +345,7 @@ export class HyphaClient {
       }
       const timeoutMs = opts.timeoutMs ?? this.opts.requestTimeoutMs;
       p.timer = setTimeout(() => this.giveUp(p, new HyphaError('timeout', `no answer to '${p.op}' within ${timeoutMs} ms`)), timeoutMs);
+      p.deadline = now() + timeoutMs;
       if (opts.signal) {
         p.onAbort = () => this.giveUp(p, opts.signal!.reason);
         opts.signal.addEventListener('abort', p.onAbort, { once: true });
@@ -413,6 +416,7 @@ export class HyphaClient {
     this.pending.delete(re);
     for (const next of this.window.release()) this.put(next);
     if (p.abandoned) return;
+    if ('err' in frame && frame.err?.code === 'unavailable' && frame.err?.not_applied === true && this.sendAgainLater(p)) return;
     p.abandoned = true;
     this.settle(p);
     if ('err' in frame) p.reject(HyphaError.fromWire(frame.err));
@@ -426,6 +430,28 @@ export class HyphaClient {
       p.resolve(frame.ok);
     }
   }
+
+  /**
+   * An `unavailable` answer with `not_applied` (the object or workspace was moving or reloading, the
+   * server shutting down): the request did not run, so it goes again, whatever its kind, after a
+   * short jittered pause (as after a 1012), on the socket then live or the next one. False when its
+   * timeout would end first: the caller gets the error.
+   */
+  private sendAgainLater(p: Pending): boolean {
+    const delay = RESTART_DELAY_MS.min + Math.floor(Math.random() * (RESTART_DELAY_MS.max - RESTART_DELAY_MS.min + 1));
+    if (this.closedForGood || p.deadline === undefined || p.deadline - now() <= delay) return false;
+    p.sent = false;
+    this.notAppliedResends++;
+    setTimeout(() => {
+      if (p.timer === undefined || this.closedForGood) return; // timed out, aborted or failed meanwhile
+      if (this.current) this.admit(p);
+      else this.held.push(p);
+    }, delay);
+    return true;
+  }
+
+  /** Requests sent again after a `not_applied` answer. */
+  private notAppliedResends = 0;
 
   // ---------------------------------------------------------------- the socket
 

@@ -40,7 +40,17 @@ try {
   if (!reuse) execFileSync('bash', [script, 'start', '--nodes', '3', '--dir', dir, '--partitions', '8'], { stdio: 'pipe', timeout: 420_000 });
   cluster = JSON.parse(fs.readFileSync(path.join(dir, 'cluster.json'), 'utf8'));
 } catch (e) {
-  console.log(`console cluster test: skipped: the cluster did not start: ${String(e.stderr ?? e.message).split('\n').filter(Boolean).slice(-2).join(' ')}`);
+  const why = `the cluster did not start: ${String(e.stderr ?? e.message).split('\n').filter(Boolean).slice(-2).join(' ')}`;
+  // our own server exiting is a failure to show; a missing engine (no PostgreSQL here) is a skip
+  const exited = /server (\d+) exited/.exec(why);
+  if (exited) {
+    let log = '';
+    try { log = fs.readFileSync(path.join(dir, `node-${exited[1]}`, 'server.log'), 'utf8').split('\n').slice(-15).join('\n'); } catch { /* none */ }
+    console.log(`console cluster test: 0 checks passed, 1 failed: ${why}\n${log}`);
+    if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
+    process.exit(1);
+  }
+  console.log(`console cluster test: skipped: ${why}`);
   if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { HyphaClient } from '../../dist/index.js';
 import { repo, until } from '../server.mjs';
 
-let dir, cluster, root, why;
+let dir, cluster, root, why, serverFailed;
 const script = path.join(repo, 'scripts/cluster.sh');
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hypha-js-cluster-'));
@@ -21,6 +21,13 @@ before(() => {
     root = fs.readFileSync(cluster.root_token_file, 'utf8').trim();
   } catch (e) {
     why = `the cluster did not start: ${String(e.stderr ?? e.message).split('\n').filter(Boolean).slice(-2).join(' ')}`;
+    // our own server exiting is a failure to show, not a missing engine to skip over
+    const exited = /server (\d+) exited/.exec(why);
+    if (exited) {
+      let log = '';
+      try { log = fs.readFileSync(path.join(dir, `node-${exited[1]}`, 'server.log'), 'utf8').split('\n').slice(-15).join('\n'); } catch { /* none */ }
+      serverFailed = `${why}\n${log}`;
+    }
   }
 });
 after(() => {
@@ -36,6 +43,7 @@ async function api(base, method, p, body) {
 }
 
 test('a socket on the wrong server follows 4307 to the owner at once', async (t) => {
+  if (serverFailed) assert.fail(serverFailed);
   if (why) { t.skip(why); return; }
   const [a, b] = cluster.nodes.map((n) => n.url);
   {

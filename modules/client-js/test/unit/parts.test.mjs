@@ -49,17 +49,19 @@ test('in-flight window: at most limit on the wire, the rest in order, a bounded 
   assert.equal(w.onWire(), 0);
 });
 
-test('backoff: first attempt within [0, min]; then [min/2, min(cap, min*2^n)], cap 1 s early and max later', () => {
+test('backoff: first attempt within [0, min]; then [min/2, min(cap, min*2^n)], cap 250 ms in the first 3 s, 1 s until 30 s, max later', () => {
   const lo = new Backoff({ minMs: 100, maxMs: 5000 }, () => 0);
   const hi = new Backoff({ minMs: 100, maxMs: 5000 }, () => 0.999999);
   assert.equal(lo.delayMs(0, 0), 0);
   assert.equal(hi.delayMs(0, 0), 100);
   assert.equal(lo.delayMs(1, 0), 50);
   assert.equal(hi.delayMs(1, 0), 199);
-  assert.equal(hi.delayMs(10, 1000), 999, 'capped at 1 s in the first 30 s');
+  assert.equal(hi.delayMs(10, 1000), 249, 'capped at 250 ms in the first 3 s');
+  assert.equal(hi.delayMs(10, 3000), 999, 'capped at 1 s from 3 s to 30 s');
   assert.equal(hi.delayMs(10, 31_000), 4999, 'max after 30 s');
   const r = new Backoff();
-  for (let i = 0; i < 1000; i++) { const d = r.delayMs(3, 0); assert.ok(d >= 50 && d <= 800, String(d)); }
+  for (let i = 0; i < 1000; i++) { const d = r.delayMs(3, 0); assert.ok(d >= 50 && d <= 250, String(d)); }
+  for (let i = 0; i < 1000; i++) { const d = r.delayMs(3, 5000); assert.ok(d >= 50 && d <= 800, String(d)); }
 });
 
 test('credit: granted back half a window at a time; a resume starts with the window less what is buffered', () => {

@@ -83,6 +83,24 @@ public class HyphaException extends RuntimeException {
     }
 
     /**
+     * {@link ErrorCode#UNAVAILABLE} for a request refused before it ran, for a reason that passes by
+     * itself (the object or its workspace is moving between servers or reloading, the server is
+     * shutting down or has not joined its cluster yet): detail {@code not_applied: true}, so that a
+     * client may send it again, a non-idempotent one included, within its own timeout (the
+     * reference clients do, after a short jittered pause). No stack trace: it is an answer.
+     */
+    public static HyphaException notApplied(String message) {
+        return new HyphaException(ErrorCode.UNAVAILABLE, message, JsonText.json().createObjectBuilder()
+                .add("not_applied", true)
+                .build(), false);
+    }
+
+    /** True for an error whose detail {@code not_applied} says the request did not run ({@link #notApplied}). */
+    public boolean notAppliedDetail() {
+        return JsonValue.TRUE.equals(details().get("not_applied"));
+    }
+
+    /**
      * The {@code retry_after_ms} detail ({@code rate_limited}, and {@code unavailable} from an
      * admission refusal): how long to wait before trying again.
      */

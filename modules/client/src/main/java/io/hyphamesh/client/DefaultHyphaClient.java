@@ -251,11 +251,46 @@ final class DefaultHyphaClient implements HyphaClient {
             return;
         }
         if (!f.isNull("err")) {
-            p.future().completeExceptionally(HyphaException.fromJson(f.value("err").asJsonObject()));
+            HyphaException err = HyphaException.fromJson(f.value("err").asJsonObject());
+            if (!(err.code() == ErrorCode.UNAVAILABLE && err.notAppliedDetail() && sendAgainLater(p))) {
+                p.future().completeExceptionally(err);
+            }
             return;
         }
         complete(p, f.has("ok") ? f.raw("ok") : "null");
     }
+
+    /**
+     * An {@code unavailable} answer with {@code not_applied} (the object or workspace was moving or
+     * reloading, the server shutting down): the request did not run, so it goes again, whatever its
+     * kind, after a short jittered pause ({@link Connector#RESTART_MIN_MS}..{@link
+     * Connector#RESTART_MAX_MS}), on the socket then live or the next one, under the same id. False
+     * when its timeout would pass first: the caller gets the error.
+     */
+    private boolean sendAgainLater(PendingTable.Entry p) {
+        long delayMs = java.util.concurrent.ThreadLocalRandom.current().nextLong(Connector.RESTART_MIN_MS,
+                Connector.RESTART_MAX_MS + 1);
+        if (closed || p.nanosLeft(System.nanoTime()) <= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(delayMs)) {
+            return false;
+        }
+        p.unsend();
+        pending.putBack(p);
+        notAppliedResends.incrementAndGet();
+        timers.schedule(() -> {
+            Link l = connector.current();
+            if (pending.waiting(p) && l != null && p.markSent(l)) {
+                l.send(p.frame());
+            } // else answered or timed out meanwhile, or it goes out with the next socket's restore
+        }, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        return true;
+    }
+
+    /** Requests sent again after a {@code not_applied} answer (for tests and metrics). */
+    long notAppliedResends() {
+        return notAppliedResends.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong notAppliedResends = new java.util.concurrent.atomic.AtomicLong();
 
     /** Log entry events read without a frame each ({@link EventText}), in order (reader thread). */
     void onLogEvents(EventText e, String text) {

@@ -81,6 +81,16 @@ final class PendingTable {
         synchronized boolean sentOn(Object link) {
             return sentOn == link;
         }
+
+        /** Sent nowhere any more: the server answered that it did not run it ({@code not_applied}). */
+        synchronized void unsend() {
+            sentOn = null;
+        }
+
+        /** Nanoseconds left before its timeout (negative once past it). */
+        long nanosLeft(long nowNanos) {
+            return deadlineNanos - nowNanos;
+        }
     }
 
     /** Adds a request built by {@code frame}; its id is assigned here. */
@@ -94,6 +104,16 @@ final class PendingTable {
     /** Removes and returns the request answered by {@code re}, or null when it is no longer waiting. */
     Entry take(long re) {
         return entries.remove(re);
+    }
+
+    /** Puts back a request taken by its answer, to be sent again under the same id. */
+    void putBack(Entry e) {
+        entries.put(e.id, e);
+    }
+
+    /** True while {@code e} waits for its answer (not answered, timed out or failed meanwhile). */
+    boolean waiting(Entry e) {
+        return entries.get(e.id) == e;
     }
 
     /** Fails with {@code timeout} every request whose deadline is at or before {@code nowNanos}. */

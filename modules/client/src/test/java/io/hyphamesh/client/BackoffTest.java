@@ -9,7 +9,8 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class BackoffTest {
-    private static final long YOUNG = 2_000;
+    private static final long FIRST = 1_000;
+    private static final long YOUNG = 5_000;
     private static final long OLD = 60_000;
     private final Backoff backoff = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5), new SplittableRandom(42));
 
@@ -36,6 +37,21 @@ class BackoffTest {
         }
     }
 
+    /** A killed cluster member's workspaces move in about a second: clients try every 250 ms at most meanwhile. */
+    @Test
+    void theBoundStaysAt250MsDuringTheFirstSecondsOfAnOutage() {
+        assertEquals(200, backoff.boundMillis(1, FIRST));
+        assertEquals(250, backoff.boundMillis(2, FIRST));
+        assertEquals(250, backoff.boundMillis(40, Backoff.FIRST_PHASE.toMillis() - 1));
+        assertEquals(1000, backoff.boundMillis(40, Backoff.FIRST_PHASE.toMillis()));
+        for (int attempt = 1; attempt < 40; attempt++) {
+            for (int i = 0; i < 200; i++) {
+                long d = backoff.delayMillis(attempt, FIRST);
+                assertTrue(d >= 50 && d <= 250, "attempt " + attempt + " sleeps " + d + " ms");
+            }
+        }
+    }
+
     @Test
     void theFirstAttemptComesAtOnceOrWithinTheMinimum() {
         long max = 0;
@@ -49,7 +65,7 @@ class BackoffTest {
 
     @Test
     void everyLaterDelayLiesBetweenHalfTheMinimumAndTheBound() {
-        for (long outage : new long[] {YOUNG, OLD}) {
+        for (long outage : new long[] {FIRST, YOUNG, OLD}) {
             for (int attempt = 1; attempt < 40; attempt++) {
                 for (int i = 0; i < 200; i++) {
                     long d = backoff.delayMillis(attempt, outage);

@@ -211,6 +211,49 @@ class ConnectionTest {
         }
     }
 
+    /**
+     * {@code unavailable} with {@code not_applied} (the object was moving or reloading): the request
+     * did not run, so even a plain append goes again, under its id, and its caller gets the answer
+     * of the second try; without {@code not_applied} the caller gets the error; and a request whose
+     * timeout ends before the pause gets the error too.
+     */
+    @Test
+    void aNotAppliedAnswerIsSentAgainWithinTheTimeoutAndOtherUnavailableAnswersAreNot() throws Exception {
+        AtomicInteger refusals = new AtomicInteger(2);
+        Responder responder = new Responder() {
+            @Override
+            String answer(Frame f) {
+                if ("append".equals(f.string("op", "")) && f.has("id") && refusals.getAndDecrement() > 0) {
+                    return "{\"re\":" + f.longValue("id") + ",\"err\":{\"code\":\"unavailable\",\"message\":"
+                            + "\"object is reloading after a failed commit; retry\",\"not_applied\":true}}";
+                }
+                if ("incr".equals(f.string("op", ""))) {
+                    return "{\"re\":" + f.longValue("id") + ",\"err\":{\"code\":\"unavailable\",\"message\":\"down\"}}";
+                }
+                return super.answer(f);
+            }
+        };
+        try (StandInServer s = answering(responder); HyphaClient c = HyphaClient.connect(s.workspace(WS), "t", fast())) {
+            long seq = c.log("l").appendAsync(JsonText.parse("1")).get(10, TimeUnit.SECONDS);
+            assertEquals(1L, seq, "the plain append was answered after two not_applied refusals");
+            Frame first = responder.next("append");
+            Frame second = responder.next("append");
+            Frame third = responder.next("append");
+            assertEquals(first.longValue("id"), second.longValue("id"), "sent again under its id");
+            assertEquals(first.longValue("id"), third.longValue("id"), "sent again under its id");
+            assertEquals(2L, ((DefaultHyphaClient) c).notAppliedResends());
+
+            HyphaException plain = failure(c.doc("d").incrAsync("/n", java.math.BigDecimal.ONE), T);
+            assertEquals(ErrorCode.UNAVAILABLE, plain.code());
+            assertFalse(plain.notAppliedDetail());
+
+            refusals.set(1_000_000);
+            HyphaException late = failure(c.log("l").appendAsync(JsonText.parse("2"), Duration.ofMillis(30)), T);
+            assertEquals(ErrorCode.UNAVAILABLE, late.code(), "a timeout shorter than the pause: the error itself");
+            assertTrue(late.notAppliedDetail(), late.toString());
+        }
+    }
+
     /** A stand-in whose odd sockets say hello and close gracefully 200 ms later; even ones say hello after 1.5 s. */
     private static StandInServer flapping() throws IOException {
         java.util.concurrent.atomic.AtomicInteger sockets = new java.util.concurrent.atomic.AtomicInteger();

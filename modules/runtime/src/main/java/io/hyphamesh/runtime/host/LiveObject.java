@@ -179,7 +179,7 @@ public abstract class LiveObject implements WriteOwner {
                 Object m;
                 while ((m = mailbox.poll()) != null) {
                     if (m instanceof Request r) {
-                        r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
+                        r.fail(HyphaException.notApplied("server is shutting down; retry"));
                     }
                 }
             }
@@ -226,7 +226,7 @@ public abstract class LiveObject implements WriteOwner {
             endOfRun();
             if (leaving != null && gate.idle()) {
                 // everything this instance wrote has committed: it can go
-                closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "workspace moved to another server; reconnect"),
+                closeAndDrain(HyphaException.notApplied("workspace moved to another server; reconnect"),
                         false);
                 leaving.complete(null);
             }
@@ -281,7 +281,7 @@ public abstract class LiveObject implements WriteOwner {
                     // the batch's writes must follow, not precede, what this run already wrote
                     endOfRun();
                     if (broken || leaving != null) {
-                        b.turn().refuse(new HyphaException(ErrorCode.UNAVAILABLE, id.target()
+                        b.turn().refuse(HyphaException.notApplied(id.target()
                                 + " is reloading or moving; retry (nothing was applied)"));
                     } else {
                         b.turn().hold(this);
@@ -323,11 +323,11 @@ public abstract class LiveObject implements WriteOwner {
 
     private void handleRequest(Request r) {
         if (leaving != null) {
-            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace is moving to another server; reconnect"));
+            r.fail(HyphaException.notApplied("workspace is moving to another server; reconnect"));
             return;
         }
         if (broken) {
-            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "object is reloading after a failed commit; retry"));
+            r.fail(HyphaException.notApplied("object is reloading after a failed commit; retry"));
             return;
         }
         try {
@@ -445,7 +445,7 @@ public abstract class LiveObject implements WriteOwner {
         broken = true;
         post(() -> {
             onBroken(cause);
-            closeAndDrain(new HyphaException(ErrorCode.UNAVAILABLE, "object reloading after a failed commit"), true);
+            closeAndDrain(HyphaException.notApplied("object reloading after a failed commit; retry"), true);
         });
     }
 

@@ -163,7 +163,7 @@ public final class ObjectHost implements AutoCloseable {
      */
     public void dispatch(Request r) {
         if (!placement.serves(r.target().workspace())) {
-            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + r.target().workspace()
+            r.fail(HyphaException.notApplied("workspace '" + r.target().workspace()
                     + "' is not served by this server now; reconnect (nothing was applied)"));
             return;
         }
@@ -196,7 +196,7 @@ public final class ObjectHost implements AutoCloseable {
 
     private void send(ObjectId id, Object message) {
         if (closed) {
-            HyphaException down = new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry");
+            HyphaException down = HyphaException.notApplied("server is shutting down; retry");
             switch (message) {
                 case Request r -> r.fail(down);
                 case LiveObject.Delete d -> d.done().completeExceptionally(down);

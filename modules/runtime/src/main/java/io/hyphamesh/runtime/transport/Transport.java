@@ -364,7 +364,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     void dispatch(Request r) {
         if (closing) {
-            r.fail(new HyphaException(ErrorCode.UNAVAILABLE, "server is shutting down; retry"));
+            r.fail(HyphaException.notApplied("server is shutting down; retry"));
             return;
         }
         host.dispatch(r);
