@@ -189,8 +189,11 @@ try {
       const session = c.doc('session');
       const ops = [];
       const ssub = await session.subscribe((ev) => ops.push(ev.op));
-      await session.put({ user: 'ann' }, { ttlMs: 400 });
-      out.expiresAt = (await session.get()).expiresAt > Date.now();
+      await session.put({ user: 'ann' }, { ttlMs: 60_000 });
+      out.expiresAt = (await session.get()).expiresAt > Date.now() + 50_000;
+      // touch brings the deadline near (and keeps the version)
+      const touched = await session.touch(400);
+      out.touched = touched > Date.now() - 1_000 && touched < Date.now() + 1_000 && (await session.get()).version === 1;
       await waitFor(() => ops.includes('expired'), 5_000, 'the expired event');
       out.afterExpiry = (await session.get()).version;
       await ssub.close();
@@ -231,7 +234,7 @@ try {
     check(r.beatNext, `an every schedule answers its next occurrence: ${JSON.stringify(r)}`);
     check(r.cancelled === true && r.quietAfterCancel && JSON.stringify(r.listed) === '[]', `cancel stops it, and the at schedule is gone once fired: ${r.listed}`);
     check(r.badCron === 'bad_request', `a bad cron is bad_request: ${r.badCron}`);
-    check(r.expiresAt && r.afterExpiry === 0, `a Doc with ttlMs expires (version 0 after): ${r.afterExpiry}`);
+    check(r.expiresAt && r.touched && r.afterExpiry === 0, `a Doc with ttlMs, touched to expire soon, expires (version 0 after): ${JSON.stringify(r)}`);
     check(JSON.stringify(r.docRestore) === JSON.stringify({ version: 4, fromVersion: 1 }) && r.docValue.n === 1, `Doc restore: ${JSON.stringify(r.docRestore)} ${JSON.stringify(r.docValue)}`);
     check(JSON.stringify(r.docFork) === JSON.stringify({ version: 1, fromVersion: 2 }) && r.copyValue.n === 2, `Doc fork: ${JSON.stringify(r.docFork)}`);
     check(JSON.stringify(r.docErrors) === JSON.stringify(['bad_request', 'conflict']), `Doc restore/fork errors: ${r.docErrors}`);
