@@ -183,6 +183,11 @@ class RestoreRoutesTest {
             refused(server.post(dr, rw, "{\"version\":1,\"at\":1}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"version\":\"1\"}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"version\":-1}"), 400, "bad_request");
+            refused(server.post(dr, rw, "{\"version\":1.5}"), 400, "bad_request");
+            refused(server.post(dr, rw, "{\"version\":1" + "0".repeat(500) + "}"), 400, "bad_request");
+            refused(server.post(path(ws, "doc", "d", "fork"), rw, "{\"from\":\"d\",\"version\":1}"), 400, "bad_request");
+            refused(server.post(path(ws, "doc", "copy", "fork"), rw, "{\"from\":7,\"version\":1}"), 400, "bad_request");
+            refused(server.post(path(ws, "doc", "copy", "fork"), rw, "{\"version\":1}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"version\":99}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"seq\":1}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"at\":\"yesterday\"}"), 400, "bad_request");
