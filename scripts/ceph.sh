@@ -99,9 +99,12 @@ install_packages() {
 }
 
 free_port() { # a free loopback TCP port such that $1 consecutive ports are free
-  local n=$1 p i ok
+  local n=$1 p i ok low
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 30000)); ok=1
+    # below the kernel's ephemeral range (a port in it may become an outgoing connection before the bind)
+    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 21000 ] 2>/dev/null || low=32768
+    p=$((20000 + RANDOM % (low - 20000 - n))); ok=1
     for i in $(seq 0 $((n - 1))); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then ok=0; break; fi
     done

@@ -18,7 +18,10 @@ JAR=$root/modules/runtime/target/hypha-mesh.jar
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() { local p; while :; do p=$((20000 + RANDOM % 30000)); port_free "$p" && { echo "$p"; return; }; done; }
+# below the kernel's ephemeral range: a port in it may become some process's outgoing connection
+# between this check and the server's bind (seen: "server 1 exited" in a busy test run)
+ephemeral_low() { local low; low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768); [ "$low" -gt 21000 ] 2>/dev/null || low=32768; echo "$low"; }
+free_port() { local p low; low=$(ephemeral_low); while :; do p=$((20000 + RANDOM % (low - 20000))); port_free "$p" && { echo "$p"; return; }; done; }
 env_get() { sed -n "s/^$2=//p" "$1" | head -1; }
 
 cmd=${1:-}; [ $# -gt 0 ] && shift

@@ -12,7 +12,7 @@ import { repo, until } from '../server.mjs';
 
 test('./hypha restart: a new process serves, the clients see a pause and no failure', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hypha-restart-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = 20000 + Math.floor(Math.random() * 12000); // below the kernel's ephemeral range (32768..)
   const env = { ...process.env, HYPHA_AOT: 'off' };
   const log = fs.openSync(path.join(dir, 'serve.log'), 'w');
   const serve = spawn(path.join(repo, 'hypha'), ['serve', `--port=${port}`, `--data-dir=${dir}/data`], { env, stdio: ['ignore', log, log], detached: true });
