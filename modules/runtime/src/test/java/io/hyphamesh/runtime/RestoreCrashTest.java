@@ -20,6 +20,7 @@ import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.LogInfo;
 import io.hyphamesh.client.LogPage;
 import io.hyphamesh.client.LogRecord;
+import io.hyphamesh.client.LogRestore;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -37,7 +38,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * twice. After each restart: every acknowledged restore and fork is there exactly (the Doc's
  * version and value, the Log's generation, its first and last sequence and every entry of its
  * current generation, each fork's content); of those not acknowledged, each is whole or absent,
- * and those applied are a prefix of those sent to the object (one socket, one single writer).
+ * and those applied are a prefix of those sent to the object (one socket, one single writer). The
+ * restore points came through with the entries: undoing the last generation after the restart
+ * gives back the one before it, exactly.
  */
 @ExtendWith(DumpOnFailure.class)
 class RestoreCrashTest {
@@ -273,6 +276,16 @@ class RestoreCrashTest {
                                 unackedApplied += acked.containsKey(x.id()) ? 0 : 1;
                             }
                         }
+                    }
+                    // the restore points survived with the entries: undoing the last generation (the
+                    // content the Log held just before it) gives back the one before, exactly
+                    if (logChain.size() >= 2) {
+                        long prevLen = logChain.get(logChain.size() - 2);
+                        long curStart = li.first();
+                        assertEquals(new LogRestore(li.last() + 1, li.last() + prevLen, curStart - prevLen, curStart - 1),
+                                c.log("l").restore(curStart - 1, T), "round " + round + ": undo after the restart");
+                        assertBodies(c, "l", li.last() + 1, li.last() + prevLen);
+                        logChain.add(prevLen);
                     }
                     System.out.println("restore kill -9 round " + round + ": " + all.size() + " sent, " + acked.size()
                             + " acknowledged, " + inFlightAtKill + " in flight at the kill, " + unackedApplied
