@@ -18,7 +18,10 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', 
 const STEP_MS = 60_000;
 let passed = 0, failed = 0;
 const check = (ok, what) => { if (ok) passed++; else { failed++; console.log(`  FAIL: ${what}`); } return ok; };
+// BROWSER_STEP=<text>: run only the steps whose name holds it (a quick loop on one step)
+const only = process.env.BROWSER_STEP;
 const step = async (name, fn) => {
+  if (only && !name.includes(only)) return;
   const t0 = Date.now();
   try {
     await Promise.race([fn(), new Promise((_, rej) => setTimeout(() => rej(new Error(`over ${STEP_MS} ms`)), STEP_MS))]);
@@ -155,6 +158,93 @@ try {
     check(JSON.stringify(r.got) === JSON.stringify([2, 1, 0, 'floor', 'floor']), `debits stop at the floor: ${r.got}`);
     check(r.value.left === 0 && r.seen.length === 3, `the subscription saw 3 changes, value ${JSON.stringify(r.value)}`);
     check(r.isError === true, 'a floor refusal is a HyphaError');
+  });
+
+  await step('time and history from a page: schedules fire and cancel, a Doc expires with its event, restore and fork of a Doc and a Log (socket and HTTP)', async () => {
+    const p = await harness();
+    const r = await p.evaluate(async ([url, t]) => {
+      const c = await H.HyphaClient.connect(url, t);
+      const waitFor = async (f, ms, what) => {
+        const t0 = Date.now();
+        for (;;) {
+          if (await f()) return;
+          if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}`);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      };
+      const out = {};
+      const sch = c.schedules();
+      const beat = await sch.schedule('beat', { everyMs: 200 }, { to: 'log:beats', op: 'append', body: { b: 1 } });
+      out.beatNext = beat.next > 0 && beat.every_ms === 200;
+      await waitFor(async () => (await c.log('beats').read({ from: 1 })).entries.length >= 3, 10_000, 'three beats');
+      await sch.schedule('once', { at: new Date(Date.now() + 300).toISOString() }, { to: 'doc:flag', op: 'put', value: 'set' });
+      await waitFor(async () => (await c.doc('flag').get()).value === 'set', 10_000, 'the at schedule put the flag');
+      out.cancelled = await sch.cancel('beat');
+      const n = (await c.log('beats').read({ from: 1 })).entries.length;
+      await new Promise((res) => setTimeout(res, 500));
+      out.quietAfterCancel = (await c.log('beats').read({ from: 1 })).entries.length === n;
+      out.listed = (await sch.list()).map((s) => s.name);
+      out.badCron = await sch.schedule('bad', { cron: '0 25 * * *' }, { to: 'log:l', op: 'append', body: 1 }).then(() => 'ok', (e) => e.code);
+
+      const session = c.doc('session');
+      const ops = [];
+      const ssub = await session.subscribe((ev) => ops.push(ev.op));
+      await session.put({ user: 'ann' }, { ttlMs: 60_000 });
+      out.expiresAt = (await session.get()).expiresAt > Date.now() + 50_000;
+      // touch brings the deadline near (and keeps the version)
+      const touched = await session.touch(400);
+      out.touched = touched > Date.now() - 1_000 && touched < Date.now() + 1_000 && (await session.get()).version === 1;
+      await waitFor(() => ops.includes('expired'), 5_000, 'the expired event');
+      out.afterExpiry = (await session.get()).version;
+      await ssub.close();
+
+      const w = c.doc('wallet');
+      for (const n of [1, 2, 3]) await w.put({ n });
+      const seen = [];
+      const wsub = await w.subscribe((ev) => seen.push(`${ev.op}:${ev.version}`));
+      out.docRestore = await w.restore({ version: 1 });
+      out.docValue = (await w.get()).value;
+      out.docFork = await c.doc('wallet-copy').fork('wallet', { version: 2 });
+      out.copyValue = (await c.doc('wallet-copy').get()).value;
+      out.docErrors = [await w.restore({ version: 99 }).catch((e) => e.code), await c.doc('wallet-copy').fork('wallet', { version: 1 }).catch((e) => e.code)];
+      await waitFor(() => seen.includes('restore:4'), 5_000, 'the Doc subscriber told of the restore');
+      // the same over HTTP, cross-origin (CORS): the route the socket's restore has beside it
+      const http = await fetch(`${url}/objects/doc/wallet/restore`, { method: 'POST',
+        headers: { Authorization: `Bearer ${t}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ version: 2 }) });
+      out.httpRestore = [http.status, await http.json()];
+      await waitFor(() => seen.includes('restore:5'), 5_000, 'the Doc subscriber told of the HTTP restore');
+      out.afterHttp = (await w.get()).value;
+      await wsub.close();
+
+      const l = c.log('hist');
+      for (let i = 1; i <= 10; i++) await l.append({ i });
+      const lsub = await l.subscribe({ since: 10 });
+      const told = [];
+      lsub.onRestored((x) => told.push(x));
+      out.logRestore = await l.restore({ seq: 5 });
+      const got = [];
+      for await (const e of lsub) { got.push([e.seq, e.body.i]); if (got.length === 5) break; }
+      out.logGot = got;
+      out.told = told;
+      out.logFork = await c.log('hist-copy').fork('hist', { seq: 3 });
+      out.forkBodies = (await c.log('hist-copy').read({ from: 1 })).entries.map((e) => e.body.i);
+      await c.close();
+      return out;
+    }, [url, await tok('timekeeper')]);
+    check(r.beatNext, `an every schedule answers its next occurrence: ${JSON.stringify(r)}`);
+    check(r.cancelled === true && r.quietAfterCancel && JSON.stringify(r.listed) === '[]', `cancel stops it, and the at schedule is gone once fired: ${r.listed}`);
+    check(r.badCron === 'bad_request', `a bad cron is bad_request: ${r.badCron}`);
+    check(r.expiresAt && r.touched && r.afterExpiry === 0, `a Doc with ttlMs, touched to expire soon, expires (version 0 after): ${JSON.stringify(r)}`);
+    check(JSON.stringify(r.docRestore) === JSON.stringify({ version: 4, fromVersion: 1 }) && r.docValue.n === 1, `Doc restore: ${JSON.stringify(r.docRestore)} ${JSON.stringify(r.docValue)}`);
+    check(JSON.stringify(r.docFork) === JSON.stringify({ version: 1, fromVersion: 2 }) && r.copyValue.n === 2, `Doc fork: ${JSON.stringify(r.docFork)}`);
+    check(JSON.stringify(r.docErrors) === JSON.stringify(['bad_request', 'conflict']), `Doc restore/fork errors: ${r.docErrors}`);
+    check(JSON.stringify(r.httpRestore) === JSON.stringify([200, { version: 5, from_version: 2 }]) && r.afterHttp.n === 2,
+      `POST …/objects/doc/wallet/restore from the page: ${JSON.stringify(r.httpRestore)} ${JSON.stringify(r.afterHttp)}`);
+    check(JSON.stringify(r.logRestore) === JSON.stringify({ first: 11, last: 15, from: 1, to: 5 }), `Log restore: ${JSON.stringify(r.logRestore)}`);
+    check(JSON.stringify(r.logGot) === JSON.stringify([[11, 1], [12, 2], [13, 3], [14, 4], [15, 5]]) && r.told.length === 1,
+      `the Log subscriber gets the restored event and the copies: ${JSON.stringify(r.logGot)} ${JSON.stringify(r.told)}`);
+    check(JSON.stringify(r.logFork) === JSON.stringify({ first: 1, last: 3, from: 1, to: 3 }) && JSON.stringify(r.forkBodies) === '[1,2,3]',
+      `Log fork: ${JSON.stringify(r.logFork)} ${r.forkBodies}`);
   });
 
   await step('a server restart mid-run (kill -9, then a graceful one): the page\'s subscription resumes with 0 gaps and 0 duplicates', async () => {

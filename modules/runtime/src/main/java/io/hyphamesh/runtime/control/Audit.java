@@ -28,7 +28,7 @@ import io.hyphamesh.runtime.host.Session;
 
 /**
  * The audit trail: every change made through the control plane (and the socket's truncate,
- * configure and delete) is appended, after it succeeded, to the reserved Log
+ * configure, delete, restore and fork) is appended, after it succeeded, to the reserved Log
  * {@link Names#AUDIT_LOG} of its workspace, or to the root audit Log (in the reserved workspace
  * {@link Names#ROOT_AUDIT_WORKSPACE}) for root actions on no one workspace. The entries go through
  * the ordinary Log machinery (durable, paged, purged with the workspace), from a session of the

@@ -55,6 +55,8 @@ public final class ClusterRoutes implements HttpService {
             rules.get("/v1/workspaces/{ws}/objects", this::toOwner)
                     .get("/v1/workspaces/{ws}/audit", this::toOwner)
                     .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::toOwner)
+                    .post("/v1/workspaces/{ws}/objects/{kind}/{name}/restore", this::toOwner)
+                    .post("/v1/workspaces/{ws}/objects/{kind}/{name}/fork", this::toOwner)
                     .delete("/v1/workspaces/{ws}", this::toOwner)
                     // the root trail is a Log of the reserved workspace _root: read where it is served
                     .get("/v1/audit", this::rootAuditToOwner);

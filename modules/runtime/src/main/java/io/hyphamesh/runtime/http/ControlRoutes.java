@@ -16,6 +16,7 @@ import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.ObjectKind;
+import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.auth.TokenService;
@@ -105,7 +106,9 @@ public final class ControlRoutes implements HttpService {
                 .get("/v1/audit", this::rootAudit)
                 .get("/v1/workspaces/{ws}/audit", this::workspaceAudit)
                 .get("/v1/workspaces/{ws}/objects", this::objects)
-                .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::deleteObject);
+                .delete("/v1/workspaces/{ws}/objects/{kind}/{name}", this::deleteObject)
+                .post("/v1/workspaces/{ws}/objects/{kind}/{name}/restore", this::restoreObject)
+                .post("/v1/workspaces/{ws}/objects/{kind}/{name}/fork", this::forkObject);
     }
 
     private void create(ServerRequest req, ServerResponse res) {
@@ -300,6 +303,66 @@ public final class ControlRoutes implements HttpService {
         }
         audit(req, p, ws, "object.delete", id.target(), null);
         res.status(Status.NO_CONTENT_204).send();
+    }
+
+    /**
+     * {@code POST …/objects/{kind}/{name}/restore}: the socket's {@code restore} of that Log or Doc,
+     * body {@code {"seq"|"version": n}} or {@code {"at": epoch ms | ISO-8601}}; answers its answer.
+     */
+    private void restoreObject(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        p.require(ws, Permission.READ_WRITE);
+        control.requireExists(ws);
+        ObjectId id = objectOf(req, ws);
+        String point = id.kind() == ObjectKind.LOG ? "seq" : "version";
+        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonText.onlyFields(body, Set.of(point, "at"), "restore");
+        Op op = id.kind() == ObjectKind.LOG ? Op.LOG_RESTORE : Op.DOC_RESTORE;
+        String frame = ObjectCalls.frame(id, op, body);
+        String answer = ObjectCalls.run(host, p, ws, id, op, frame);
+        audit(req, p, ws, id.kind().prefix() + ".restore", id.target(), pointParams(frame, point, false));
+        HttpSupport.json(res, Status.OK_200, answer);
+    }
+
+    /**
+     * {@code POST …/objects/{kind}/{name}/fork}: the socket's {@code fork} into that new Log or Doc,
+     * body {@code {"from": name, "seq"|"version": n}} or with {@code "at"}; answers {@code 201} with
+     * its answer.
+     */
+    private void forkObject(ServerRequest req, ServerResponse res) {
+        Principal p = HttpSupport.principal(req, control);
+        String ws = ws(req);
+        p.require(ws, Permission.READ_WRITE);
+        control.requireExists(ws);
+        ObjectId id = objectOf(req, ws);
+        String point = id.kind() == ObjectKind.LOG ? "seq" : "version";
+        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonText.onlyFields(body, Set.of("from", point, "at"), "fork");
+        Op op = id.kind() == ObjectKind.LOG ? Op.LOG_FORK : Op.DOC_FORK;
+        String frame = ObjectCalls.frame(id, op, body);
+        String answer = ObjectCalls.run(host, p, ws, id, op, frame);
+        audit(req, p, ws, id.kind().prefix() + ".fork", id.target(), pointParams(frame, point, true));
+        HttpSupport.json(res, Status.CREATED_201, answer);
+    }
+
+    /** The Log or Doc a route's path names, by the socket's rules for a target (no reserved names). */
+    private static ObjectId objectOf(ServerRequest req, String ws) {
+        String kind = req.path().pathParameters().get("kind");
+        ObjectKind k = ObjectKind.ofPrefix(kind).filter(x -> x != ObjectKind.WORKSPACE)
+                .orElseThrow(() -> HyphaException.badRequest("kind must be 'log' or 'doc'"));
+        return ObjectId.parseTarget(ws, k.prefix() + ":" + req.path().pathParameters().get("name"));
+    }
+
+    /** The audit entry's params of a restore or fork: its point (and source), as the object read them. */
+    private static String pointParams(String frameText, String point, boolean fork) {
+        io.hyphamesh.api.Frame f = io.hyphamesh.api.Frame.parse(frameText);
+        JsonOut o = JsonOut.object(128);
+        if (fork) {
+            o.str("from", f.string("from"));
+        }
+        boolean byTime = f.has("at") && !f.isNull("at");
+        return o.num(byTime ? "at" : point, f.longValue(byTime ? "at" : point)).end();
     }
 
     private void rootAudit(ServerRequest req, ServerResponse res) {

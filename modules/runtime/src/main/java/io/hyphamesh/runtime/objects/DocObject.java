@@ -387,7 +387,9 @@ public final class DocObject extends LiveObject {
     private void fork(Request r) {
         Restore.Point p = Restore.point(r.frame(), "version");
         String from = r.frame().string("from");
-        ObjectId src = ObjectId.doc(id.workspace(), from);
+        // the socket's rules for a target: the server's own objects (the audit trail, schedules, batch
+        // keys) are no source, or a read_write token could copy what it may not read
+        ObjectId src = ObjectId.parseTarget(id.workspace(), "doc:" + from);
         if (src.equals(id)) {
             throw HyphaException.badRequest("a Doc cannot be forked into itself (restore it instead)");
         }

@@ -670,7 +670,9 @@ public final class LogObject extends LiveObject {
 
     private void fork(Request r) {
         String from = r.frame().string("from");
-        ObjectId src = ObjectId.log(id.workspace(), from);
+        // the socket's rules for a target: the server's own objects (the audit trail, schedules, batch
+        // keys) are no source, or a read_write token could copy what it may not read
+        ObjectId src = ObjectId.parseTarget(id.workspace(), "log:" + from);
         if (src.equals(id)) {
             throw HyphaException.badRequest("a Log cannot be forked into itself (restore it instead)");
         }

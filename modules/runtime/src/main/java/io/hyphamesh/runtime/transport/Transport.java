@@ -372,7 +372,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     private volatile io.hyphamesh.runtime.control.Audit audit;
 
-    /** Sets where the socket's control changes (truncate, configure, delete) are recorded. */
+    /** Sets where the socket's control changes (truncate, configure, delete, restore, fork) are recorded. */
     public void audit(io.hyphamesh.runtime.control.Audit a) {
         this.audit = a;
     }
@@ -387,17 +387,34 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 case TRUNCATE -> "{\"before\":" + r.frame().raw("before") + "}";
                 case CONFIGURE -> "{\"retention\":" + r.frame().raw("retention") + "}";
                 case LOG_DELETE, DOC_DELETE -> null;
+                case LOG_RESTORE, DOC_RESTORE, LOG_FORK, DOC_FORK -> restoreParams(r);
                 default -> "";
             };
             if ("".equals(params) && c.auditWrites()) {
                 recordWrite(a, r, c);
             } else if (!"".equals(params)) {
+                String action = switch (r.op()) {
+                    case TRUNCATE -> "log.truncate";
+                    case CONFIGURE -> "log.configure";
+                    case LOG_RESTORE -> "log.restore";
+                    case DOC_RESTORE -> "doc.restore";
+                    case LOG_FORK -> "log.fork";
+                    case DOC_FORK -> "doc.fork";
+                    default -> "object.delete";
+                };
                 // on a committer's or object's thread: never wait here
-                a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(),
-                        r.op() == Op.TRUNCATE ? "log.truncate" : r.op() == Op.CONFIGURE ? "log.configure"
-                                : "object.delete", r.target().target(), c.principal(), c.remote(), "socket", params));
+                a.recordAsync(new io.hyphamesh.runtime.control.Audit.Entry(c.workspace(), action,
+                        r.target().target(), c.principal(), c.remote(), "socket", params));
             }
         }
+    }
+
+    /** A restore's or fork's point (and a fork's source), as the object read them: {@code {"from","seq"|"version"|"at"}}. */
+    private static String restoreParams(Request r) {
+        String point = r.frame().has("at") && !r.frame().isNull("at") ? "at"
+                : r.op() == Op.LOG_RESTORE || r.op() == Op.LOG_FORK ? "seq" : "version";
+        String from = r.op() == Op.LOG_FORK || r.op() == Op.DOC_FORK ? "\"from\":" + r.frame().raw("from") + "," : "";
+        return "{" + from + "\"" + point + "\":" + r.frame().raw(point) + "}";
     }
 
     /**

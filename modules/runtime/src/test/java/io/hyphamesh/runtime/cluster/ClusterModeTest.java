@@ -121,10 +121,22 @@ class ClusterModeTest {
         assertEquals(307, redirect.statusCode(), redirect.body());
         assertEquals("http://127.0.0.1:" + b.port() + "/v1/workspaces/" + ws + "/objects",
                 redirect.headers().firstValue("Location").orElse(""));
+        // so do restore and fork (a 307 keeps the method and the body)
+        for (String what : new String[] {"restore", "fork"}) {
+            String path = "/v1/workspaces/" + ws + "/objects/log/l/" + what;
+            HttpResponse<String> moved = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.port() + path))
+                    .header("Authorization", "Bearer " + TestServer.ROOT)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"seq\":1}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(307, moved.statusCode(), moved.body());
+            assertEquals("http://127.0.0.1:" + b.port() + path, moved.headers().firstValue("Location").orElse(""));
+        }
         // the owner serves it
         try (var client = b.client(ws, "read_write", "c")) {
             assertEquals(1, client.log("l").append(jakarta.json.Json.createValue(1)));
         }
+        TestServer.Response restored = b.post("/v1/workspaces/" + ws + "/objects/log/l/restore", TestServer.ROOT, "{\"seq\":1}");
+        assertEquals(200, restored.status(), restored.body());
+        assertEquals(2, restored.json().getInt("first"), "the owner restored it: " + restored.body());
         // the cluster view, from either server
         TestServer.Response view = a.get("/v1/cluster", TestServer.ROOT);
         assertEquals(200, view.status(), view.body());
