@@ -108,18 +108,47 @@ final class UploadRecords {
     }
 
     private Optional<UploadRecord> read(String recordKey, BlobStore store) {
-        Blob blob = store.getBlob(bucket.container(), recordKey);
+        Blob blob;
+        try {
+            blob = store.getBlob(bucket.container(), recordKey);
+        } catch (RuntimeException e) {
+            if (gone(e)) {
+                return Optional.empty(); // removed while it was being read: another completion or abort won
+            }
+            throw e;
+        }
         if (blob == null) {
             return Optional.empty();
         }
         try (InputStream in = blob.getPayload().openStream()) {
             return Optional.of(UploadRecord.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8)));
         } catch (IOException e) {
+            if (gone(e)) {
+                // the filesystem provider found the record, then its file was removed before it was read
+                // (a concurrent completion or abort): the upload is gone, not the store unavailable
+                return Optional.empty();
+            }
             throw new UncheckedIOException(e);
-        } catch (HyphaException | IllegalArgumentException | DateTimeParseException e) {
-            LOG.log(System.Logger.Level.WARNING, "unreadable upload record " + recordKey + ", ignored", e);
-            return Optional.empty();
+        } catch (RuntimeException e) {
+            if (gone(e)) {
+                return Optional.empty();
+            }
+            if (e instanceof HyphaException || e instanceof IllegalArgumentException || e instanceof DateTimeParseException) {
+                LOG.log(System.Logger.Level.WARNING, "unreadable upload record " + recordKey + ", ignored", e);
+                return Optional.empty();
+            }
+            throw e;
         }
+    }
+
+    /** True when {@code e} says a file was not there (anywhere in its causes). */
+    private static boolean gone(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.nio.file.NoSuchFileException || t instanceof java.io.FileNotFoundException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Writes the record and indexes its expiry. */
