@@ -44,10 +44,7 @@ class RestartHandOverTest {
             Path db = data.resolve("db");
             TreeMap<String, Long> before = files(db);
 
-            List<String> cmd = ChildJvm.command("-Xmx512m");
-            cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
-                    "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s"));
-            next = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(newLog.toFile()).start();
+            next = startNext(old, data, newLog);
             Process p = next;
             Awaitility.await("the new process warmed Derby while the old one holds the directory").atMost(T)
                     .pollInterval(Duration.ofMillis(100))
@@ -103,10 +100,7 @@ class RestartHandOverTest {
                     .header("Authorization", "Bearer " + TestServer.ROOT)
                     .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"kept\"}")).build(),
                     HttpResponse.BodyHandlers.ofString()).statusCode(), "the old process creates a workspace");
-            List<String> cmd = ChildJvm.command("-Xmx512m");
-            cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
-                    "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s", "--lock-takeover=true"));
-            next = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(newLog.toFile()).start();
+            next = startNext(old, data, newLog, "--lock-takeover=true");
             Process p = next;
             Awaitility.await("the new process serves").atMost(T).pollInterval(Duration.ofMillis(100))
                     .ignoreExceptionsInstanceOf(java.io.IOException.class)
@@ -150,10 +144,7 @@ class RestartHandOverTest {
         Process next = null;
         try (ChildServer old = new ChildServer(data)) {
             old.start();
-            List<String> cmd = ChildJvm.command("-Xmx512m");
-            cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
-                    "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s"));
-            next = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(newLog.toFile()).start();
+            next = startNext(old, data, newLog);
             Process p = next;
             Awaitility.await("the new process waits for the directory").atMost(T).pollInterval(Duration.ofMillis(100))
                     .until(() -> {
@@ -177,6 +168,15 @@ class RestartHandOverTest {
                 next.destroyForcibly();
             }
         }
+    }
+
+    /** A restart's new process on {@code old}'s port and data directory, with {@code --lock-wait=60s} and {@code extra}. */
+    private static Process startNext(ChildServer old, Path data, Path log, String... extra) throws java.io.IOException {
+        List<String> cmd = ChildJvm.command("-Xmx512m");
+        cmd.addAll(List.of(Main.class.getName(), "--port=" + old.port(), "--data-dir=" + data,
+                "--root-token=" + TestServer.ROOT, "--storage.shards=2", "--lock-wait=60s"));
+        cmd.addAll(List.of(extra));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 
     private static String read(Path file) {

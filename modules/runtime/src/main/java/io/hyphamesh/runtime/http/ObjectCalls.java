@@ -7,7 +7,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
@@ -16,11 +15,10 @@ import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Op;
-import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
 import io.hyphamesh.runtime.host.ObjectHost;
 import io.hyphamesh.runtime.host.Request;
-import io.hyphamesh.runtime.host.Session;
+import io.hyphamesh.runtime.host.AnswerSession;
 import io.hyphamesh.storage.CommitLeader;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -35,7 +33,6 @@ import jakarta.json.JsonValue;
 final class ObjectCalls {
     /** How long a route waits for the object's answer (a 1,000,000-entry Log restore takes ≤ 10 s). */
     static final long WAIT_MILLIS = 60_000;
-    private static final AtomicLong SESSION_IDS = new AtomicLong(-2_000_000_000L);
 
     private ObjectCalls() {
     }
@@ -76,13 +73,14 @@ final class ObjectCalls {
         if (frame.hasOverlongNumber()) {
             throw HyphaException.badRequest("a number is longer than " + Frame.MAX_NUMBER_CHARS + " characters");
         }
-        HttpSession s = new HttpSession(workspace, p.clientId(), p.permission());
-        Request r = Request.of(s, 1, target, op, frame, System.nanoTime(), (q, ok) -> { });
+        CompletableFuture<String> answer = new CompletableFuture<>();
+        Request r = Request.of(new AnswerSession(workspace, p.clientId(), p.permission(), "an HTTP request", answer), 1,
+                target, op, frame, System.nanoTime(), (q, ok) -> { });
         host.dispatch(r);
         // the request may have run on this thread: it leads the commit of what it staged
         CommitLeader.leadOwed();
         try {
-            return s.answer.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            return answer.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof HyphaException he) {
                 throw he;
@@ -94,82 +92,6 @@ final class ObjectCalls {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new HyphaException(ErrorCode.UNAVAILABLE, "interrupted");
-        }
-    }
-
-    /**
-     * The session of one HTTP request: no socket; its answer completes a future. It takes no
-     * subscriptions and is never a provider. Thread-safe.
-     */
-    private static final class HttpSession implements Session {
-        private final long sid = SESSION_IDS.decrementAndGet();
-        private final String workspace;
-        private final String clientId;
-        private final Permission tier;
-        final CompletableFuture<String> answer = new CompletableFuture<>();
-
-        HttpSession(String workspace, String clientId, Permission tier) {
-            this.workspace = workspace;
-            this.clientId = clientId;
-            this.tier = tier;
-        }
-
-        @Override
-        public long id() {
-            return sid;
-        }
-
-        @Override
-        public String workspace() {
-            return workspace;
-        }
-
-        @Override
-        public String clientId() {
-            return clientId;
-        }
-
-        @Override
-        public Permission permission() {
-            return tier;
-        }
-
-        @Override
-        public void reply(long requestId, String okJson) {
-            answer.complete(okJson);
-        }
-
-        @Override
-        public void fail(long requestId, HyphaException error) {
-            answer.completeExceptionally(error);
-        }
-
-        @Override
-        public boolean send(String frame) {
-            return false;
-        }
-
-        @Override
-        public boolean isOpen() {
-            return !answer.isDone();
-        }
-
-        @Override
-        public long newSubscription(ObjectId target) {
-            throw HyphaException.badRequest("an HTTP request cannot subscribe");
-        }
-
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
         }
     }
 }

@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
@@ -12,11 +11,10 @@ import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Op;
-import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.host.LiveObject;
 import io.hyphamesh.runtime.host.ObjectContext;
 import io.hyphamesh.runtime.host.Request;
-import io.hyphamesh.runtime.host.Session;
+import io.hyphamesh.runtime.host.AnswerSession;
 import io.hyphamesh.storage.ObjectRow;
 import io.hyphamesh.storage.Write;
 import jakarta.json.JsonNumber;
@@ -40,7 +38,6 @@ import jakarta.json.JsonObject;
  * only on the object's thread.
  */
 final class ScheduleObject extends LiveObject {
-    private static final AtomicLong SESSION_IDS = new AtomicLong(-1_000_000_000L);
 
     private final ObjectFactory.ScheduleSettings settings;
     private long objId;
@@ -178,7 +175,7 @@ final class ScheduleObject extends LiveObject {
                 text = "{\"producer\":\"schedule." + d.name() + "\",\"pseq\":" + occ + "," + text.substring(1);
             }
             Frame frame = Frame.parse(text);
-            ActionSession s = new ActionSession(id.workspace(), "schedule." + d.name(), d.tier(), answer);
+            AnswerSession s = new AnswerSession(id.workspace(), "schedule." + d.name(), d.tier(), "a scheduled action", answer);
             Request req = Request.of(s, 1, target, op, frame, System.nanoTime(), (q, ok) -> { });
             ctx.host().dispatch(req);
         } catch (HyphaException e) {
@@ -260,82 +257,5 @@ final class ScheduleObject extends LiveObject {
             return CompletableFuture.completedFuture(false);
         }
         return remove();
-    }
-
-    /**
-     * The session a scheduled action runs in: no socket; the answer completes a future. It is never
-     * a provider and holds no subscriptions. Thread-safe.
-     */
-    private static final class ActionSession implements Session {
-        private final long sid = SESSION_IDS.decrementAndGet();
-        private final String workspace;
-        private final String clientId;
-        private final Permission tier;
-        private final CompletableFuture<String> answer;
-
-        ActionSession(String workspace, String clientId, Permission tier, CompletableFuture<String> answer) {
-            this.workspace = workspace;
-            this.clientId = clientId;
-            this.tier = tier;
-            this.answer = answer;
-        }
-
-        @Override
-        public long id() {
-            return sid;
-        }
-
-        @Override
-        public String workspace() {
-            return workspace;
-        }
-
-        @Override
-        public String clientId() {
-            return clientId;
-        }
-
-        @Override
-        public Permission permission() {
-            return tier;
-        }
-
-        @Override
-        public void reply(long requestId, String okJson) {
-            answer.complete(okJson);
-        }
-
-        @Override
-        public void fail(long requestId, HyphaException error) {
-            answer.completeExceptionally(error);
-        }
-
-        @Override
-        public boolean send(String frame) {
-            return false;
-        }
-
-        @Override
-        public boolean isOpen() {
-            return !answer.isDone();
-        }
-
-        @Override
-        public long newSubscription(ObjectId target) {
-            throw HyphaException.badRequest("a scheduled action cannot subscribe");
-        }
-
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
-        }
     }
 }
