@@ -441,7 +441,6 @@ export class HyphaClient {
     const delay = RESTART_DELAY_MS.min + Math.floor(Math.random() * (RESTART_DELAY_MS.max - RESTART_DELAY_MS.min + 1));
     if (this.closedForGood || p.deadline === undefined || p.deadline - now() <= delay) return false;
     p.sent = false;
-    this.notAppliedResends++;
     setTimeout(() => {
       if (p.timer === undefined || this.closedForGood) return; // timed out, aborted or failed meanwhile
       if (this.current) this.admit(p);
@@ -449,9 +448,6 @@ export class HyphaClient {
     }, delay);
     return true;
   }
-
-  /** Requests sent again after a `not_applied` answer. */
-  private notAppliedResends = 0;
 
   // ---------------------------------------------------------------- the socket
 
