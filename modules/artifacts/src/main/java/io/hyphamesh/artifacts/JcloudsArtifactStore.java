@@ -81,7 +81,10 @@ final class JcloudsArtifactStore implements ArtifactStore {
             Path dir = BlobContexts.checkFilesystem(config);
             CompletableFuture<BlobStoreContext> opening = new CompletableFuture<>();
             JcloudsArtifactStore store = new JcloudsArtifactStore(config, opening, LOCAL_CONTAINER);
-            Thread.ofVirtual().name("hypha-blob-wiring").start(() -> store.openInto(opening, dir));
+            // a platform thread: the wiring is seconds of CPU (Guice, class loading, synchronized
+            // caches) that would hold one of the few virtual-thread carriers without a pause, just
+            // when the clients of a restarted server come back; the kernel time-slices a platform thread
+            Thread.ofPlatform().daemon().name("hypha-blob-wiring").start(() -> store.openInto(opening, dir));
             return store;
         }
         BlobContexts.Opened opened = BlobContexts.open(config);

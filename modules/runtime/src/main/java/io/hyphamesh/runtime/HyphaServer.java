@@ -287,7 +287,7 @@ public final class HyphaServer implements AutoCloseable {
         }
         CompletableFuture<ArtifactStore> early = CompletableFuture.supplyAsync(
                 () -> ArtifactWiring.open(config, dataDir, config.intValue("port")),
-                runnable -> Thread.ofVirtual().name("hypha-blob-wiring").start(runnable));
+                runnable -> Thread.ofPlatform().daemon().name("hypha-blob-wiring").start(runnable)); // off the carriers, as JcloudsArtifactStore.open
         undo.push(() -> early.thenAccept(ArtifactStore::close).exceptionally(t -> null).join());
         return early;
     }

@@ -1,6 +1,7 @@
 package io.hyphamesh.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -17,6 +18,7 @@ import io.hyphamesh.api.CloseCode;
 import io.hyphamesh.client.ConnectionState;
 import io.hyphamesh.client.HyphaClient;
 import io.hyphamesh.client.LogRecord;
+import io.hyphamesh.runtime.hardening.WireSocket;
 import jakarta.json.Json;
 import jakarta.json.JsonValue;
 import org.awaitility.Awaitility;
@@ -59,6 +61,40 @@ class DrainTest {
             own.restart();
             try (HyphaClient c = own.client(ws, "read", "reader")) {
                 assertEquals(0, c.log("held").info(T).last(), "the append that arrived during the drain was not applied");
+            }
+        } finally {
+            own.close();
+        }
+    }
+
+    /**
+     * The close handshake of a drain: a client still sending when the 1012 arrives (its requests are
+     * held, unread) must get the close frame and a clean end. The server closes TCP only once the
+     * client answered the close frame (or after a bounded while): closed before, with the client's
+     * frames unread, the kernel answers with a reset, which can discard the close frame before the
+     * client reads it (the client sees an abrupt end, "outcome unknown", instead of 1012).
+     */
+    @Test
+    void aStopClosesTcpOnlyAfterTheClientsCloseFrame() throws Exception {
+        TestServer own = TestServer.start();
+        try {
+            String ws = own.newWorkspace();
+            try (WireSocket late = WireSocket.open(own.port(), ws, own.token(ws, "read_write", "late"))) {
+                assertTrue(late.awaitText(t -> t.contains("\"hello\""), 10_000) != null, "hello");
+                CompletableFuture<Void> stopped = CompletableFuture.runAsync(own::stop);
+                assertEquals(CloseCode.SERVICE_RESTART.code(), late.awaitClose(10_000), "closed with 1012");
+                // not answering the close yet, still sending: the server reads (and drops) it and
+                // keeps the connection for a while, so the stop is not done
+                for (int i = 0; i < 10; i++) {
+                    late.sendText("{\"id\":" + (10 + i) + ",\"to\":\"log:late\",\"op\":\"append\",\"body\":1}");
+                    assertEquals(null, late.next(30), "nothing after the close frame");
+                    assertFalse(late.ended(), "the server closed TCP before the client's close frame");
+                }
+                assertFalse(stopped.isDone(), "the stop waits for the client's close frame");
+                late.sendFrame(0x80 | WireSocket.OP_CLOSE, new byte[] {0x03, (byte) 0xF4}, true);
+                stopped.get(30, TimeUnit.SECONDS);
+                assertEquals(null, late.next(10_000), "the connection ends after the handshake");
+                assertTrue(late.ended(), "ended");
             }
         } finally {
             own.close();

@@ -783,11 +783,24 @@ final class Connection implements Session {
      * had not closed itself is the peer's goodbye ({@link #leftDeliberately()}).
      */
     void closed(int status) {
+        readEnded = true;
         if (open.compareAndSet(true, false)) {
             leftDeliberately = status == WsSocket.CLOSE_NORMAL || status == 1001;
             terminate();
         }
     }
+
+    /**
+     * True once the socket's reader ended: the peer answered our close frame (or closed, or the
+     * connection broke). Only then may the listener's stop close the TCP connection: closing it while
+     * the peer still sends makes the kernel answer with a reset, and a reset can discard our close
+     * frame from the peer's receive buffer before the peer read it (it would see 1006, not 1012).
+     */
+    boolean readEnded() {
+        return readEnded;
+    }
+
+    private volatile boolean readEnded;
 
     @Override
     public boolean leftDeliberately() {

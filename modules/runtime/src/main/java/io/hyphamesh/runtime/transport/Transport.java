@@ -4,6 +4,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -598,11 +599,14 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     public int drain(java.time.Duration bound) {
         hold(bound);
         closing = true;
+        List<Connection> closed = List.copyOf(connections.values());
         restartSockets(ws -> true);
-        // each socket's writer sends its close frame, then unregisters it: wait (a bounded while) for
-        // them, so the listener's stop does not cut a close frame off (a client would see 1006, not 1012)
+        // the close handshake, for a bounded while: each socket's writer sends its close frame, and
+        // its reader reads (and holds) what the peer still sends until the peer's close frame. Only
+        // then may the listener's stop close TCP: closed earlier, with the peer's requests unread, the
+        // kernel sends a reset, which can discard the close frame before the peer reads it (1006, not 1012)
         long closeDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
-        while (!connections.isEmpty() && System.nanoTime() < closeDeadline) {
+        while (closed.stream().anyMatch(c -> !c.readEnded()) && System.nanoTime() < closeDeadline) {
             try {
                 Thread.sleep(5);
             } catch (InterruptedException e) {
