@@ -17,6 +17,8 @@ import com.google.inject.Module;
 
 /** Builds the jclouds context of the configured provider, and names the container it uses. Stateless. */
 final class BlobContexts {
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(BlobContexts.class.getName());
+
     private BlobContexts() {
     }
 
@@ -50,6 +52,32 @@ final class BlobContexts {
         p.setProperty("jclouds.filesystem.basedir", dir.toString());
         return new Opened(ContextBuilder.newBuilder("filesystem").overrides(p).buildView(BlobStoreContext.class),
                 JcloudsArtifactStore.LOCAL_CONTAINER);
+    }
+
+    /** {@link ArtifactStore#warmUp}: a filesystem context on a temporary directory, used once, closed and deleted. */
+    static void warmUp() {
+        Path dir = null;
+        try {
+            dir = Files.createTempDirectory("hypha-blob-warm-up");
+            try (BlobStoreContext c = filesystem(dir).context()) {
+                c.getBlobStore().createContainerInLocation(null, JcloudsArtifactStore.LOCAL_CONTAINER);
+                c.getBlobStore().list(JcloudsArtifactStore.LOCAL_CONTAINER);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(java.util.logging.Level.FINE, "warming the blob store's wiring up failed; the real wiring does the work", e);
+        } finally {
+            if (dir != null) {
+                deleteQuietly(dir);
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
+            all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | RuntimeException e) {
+            LOG.log(java.util.logging.Level.FINE, "could not delete " + dir, e);
+        }
     }
 
     /**

@@ -114,6 +114,11 @@ public final class HyphaServer implements AutoCloseable {
                         LOG.log(Level.FINE, "preparing storage before the lock failed; its open does the work", e);
                     }
                     if (takeOver && waiting.get()) {
+                        // the blob store's wiring is ~1 s of CPU on a cold JVM: paid here, while the old
+                        // process serves, not when its clients come back to this one
+                        io.hyphamesh.artifacts.ArtifactStore.warmUp();
+                    }
+                    if (takeOver && waiting.get()) {
                         DataDirLock.holderProcess(dataDir).ifPresent(old -> {
                             LOG.info("ready to take the data directory over: asking pid " + old.pid() + " to stop (SIGTERM)");
                             old.destroy();

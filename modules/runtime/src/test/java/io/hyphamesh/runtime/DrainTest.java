@@ -76,7 +76,9 @@ class DrainTest {
      */
     @Test
     void aStopClosesTcpOnlyAfterTheClientsCloseFrame() throws Exception {
-        TestServer own = TestServer.start();
+        // the wait for a client's close frame is bounded by ws.drain-timeout: long here, so that the
+        // steps below never outrun it on a slow machine
+        TestServer own = TestServer.start(Map.of("ws.drain-timeout", "20s"));
         try {
             String ws = own.newWorkspace();
             try (WireSocket late = WireSocket.open(own.port(), ws, own.token(ws, "read_write", "late"))) {
@@ -84,14 +86,18 @@ class DrainTest {
                 CompletableFuture<Void> stopped = CompletableFuture.runAsync(own::stop);
                 assertEquals(CloseCode.SERVICE_RESTART.code(), late.awaitClose(10_000), "closed with 1012");
                 // not answering the close yet, still sending: the server reads (and drops) it and
-                // keeps the connection for a while, so the stop is not done
+                // keeps the connection, so the stop is not done
                 for (int i = 0; i < 10; i++) {
                     late.sendText("{\"id\":" + (10 + i) + ",\"to\":\"log:late\",\"op\":\"append\",\"body\":1}");
                     assertEquals(null, late.next(30), "nothing after the close frame");
                     assertFalse(late.ended(), "the server closed TCP before the client's close frame");
                 }
                 assertFalse(stopped.isDone(), "the stop waits for the client's close frame");
-                late.sendFrame(0x80 | WireSocket.OP_CLOSE, new byte[] {0x03, (byte) 0xF4}, true);
+                // meanwhile an upgrade is refused at once, before its token is looked at, with when to retry
+                AdmissionTest.Answer refused = AdmissionTest.upgrade(own.port(), ws, "not-even-a-token");
+                assertEquals(503, refused.status(), refused.head());
+                assertTrue(refused.body().contains("\"retry_after_ms\":100"), refused.body());
+                late.sendFrame(0x80 | WireSocket.OP_CLOSE, new byte[] {0x03, (byte) 0xE8}, true);
                 stopped.get(30, TimeUnit.SECONDS);
                 assertEquals(null, late.next(10_000), "the connection ends after the handshake");
                 assertTrue(late.ended(), "ended");

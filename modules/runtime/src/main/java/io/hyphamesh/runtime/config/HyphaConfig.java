@@ -76,7 +76,7 @@ public final class HyphaConfig {
             new Setting("ws.ping-interval", "20s", "server WebSocket ping cadence"),
             new Setting("ws.idle-timeout", "60s", "a socket that sent nothing (not even a pong) this long is closed"),
             new Setting("ws.stall-timeout", "5s", "an RPC provider owing answers to routed calls that sends nothing, not even a pong, this long is stalled: no more calls go to it and it is closed as a slow consumer (4008)"),
-            new Setting("ws.drain-timeout", "1s", "on SIGTERM, how long requests already running get to be answered before the sockets close with 1012 (those still running then: 1001)"),
+            new Setting("ws.drain-timeout", "1s", "on SIGTERM, how long requests already running get to be answered before the sockets close with 1012 (those still running then: 1001); then at most as long again for the clients' close frames"),
             new Setting("ws.heap-reserve-percent", "15", "new sockets are refused (503) while less than this share of the heap was free after the last GC; 0 turns the guard off"),
             new Setting("ws.admit-rate", "0", "WebSocket upgrades admitted per second (a token bucket); the rest are answered 503 with Retry-After and retry_after_ms before any token check; 0: no admission limit"),
             new Setting("ws.admit-burst", "0", "upgrades admitted at once after a quiet spell (the bucket's size); 0: ws.admit-rate"),

@@ -96,7 +96,12 @@ final class Admission {
 
     /** The whole HTTP answer to a refused upgrade: 503, Retry-After (whole seconds, rounded up), a JSON body, closed. */
     static byte[] response(long retryAfterMillis) {
-        byte[] body = refusal(retryAfterMillis).toJson().toString().getBytes(StandardCharsets.UTF_8);
+        return response(refusal(retryAfterMillis), retryAfterMillis);
+    }
+
+    /** As {@link #response(long)}, with the error {@code why} as its body. */
+    static byte[] response(HyphaException why, long retryAfterMillis) {
+        byte[] body = why.toJson().toString().getBytes(StandardCharsets.UTF_8);
         String head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
                 + "Retry-After: " + Math.max(1, (retryAfterMillis + 999) / 1000) + "\r\nContent-Length: " + body.length
                 + "\r\nConnection: close\r\n\r\n";

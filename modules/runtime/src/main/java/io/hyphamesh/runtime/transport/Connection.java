@@ -78,6 +78,8 @@ final class Connection implements Session {
     private final LinkedBlockingQueue<Object> outbound;
     private final int eventCapacity;
     private final AtomicBoolean open = new AtomicBoolean(true);
+    /** Held by {@link #close} while it marks the socket closed and queues the close frame. */
+    private final Object closeLock = new Object();
     private final AtomicBoolean cleaned = new AtomicBoolean();
     private volatile String cleanedUpBy;
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -641,9 +643,14 @@ final class Connection implements Session {
                     closeTcp();
                 }
             }
-            if (!closeWritten && !open.get() && !outbound.isEmpty()) {
-                // closed while this run was ending: what close() queued (its close frame) goes out
-                continue;
+            if (!closeWritten && !open.get()) {
+                synchronized (closeLock) {
+                    // a close() that marked the socket closed has queued its frame once this is passed
+                }
+                if (!outbound.isEmpty()) {
+                    // closed while this run was ending: what close() queued (its close frame) goes out
+                    continue;
+                }
             }
             if (closeWritten || !open.get()) {
                 outbound.clear();
@@ -735,17 +742,22 @@ final class Connection implements Session {
      * take the close frame.
      */
     void close(int code, String reason, boolean hard) {
-        if (!open.compareAndSet(true, false)) {
-            return;
+        // the socket is marked closed and its close frame queued under one lock: a writer ending its
+        // run that sees the socket closed must not take it for a peer gone (clean up, write nothing)
+        // while the frame is still on its way into the queue (that lost a restart's 1012)
+        synchronized (closeLock) {
+            if (!open.compareAndSet(true, false)) {
+                return;
+            }
+            if (hard) {
+                outbound.clear();
+            }
+            if (!outbound.offer(new CloseRequest(code, reason))) {
+                outbound.clear();
+                outbound.offer(new CloseRequest(code, reason));
+            }
         }
         LOG.fine(() -> "closing socket " + id + ": " + code + " " + reason);
-        if (hard) {
-            outbound.clear();
-        }
-        if (!outbound.offer(new CloseRequest(code, reason))) {
-            outbound.clear();
-            outbound.offer(new CloseRequest(code, reason));
-        }
         kickWriter();
         // a peer that never answers the close frame does not keep the TCP connection
         transport.closeSocketLater(this, hard ? 1000 : 5000);

@@ -23,6 +23,7 @@ import io.helidon.websocket.WsSession;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonOut;
+import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
 import io.hyphamesh.api.Op;
 import io.hyphamesh.runtime.auth.Principal;
@@ -168,10 +169,28 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
 
     private void refuseWhenClosing() {
         if (closing || draining) {
-            throw new HyphaException(ErrorCode.UNAVAILABLE, closing ? "server is shutting down; retry"
-                    : "server is restarting; retry in a moment");
+            throw stopping();
         }
     }
+
+    /**
+     * The refusal of an upgrade while this server stops, or null: answered by {@link WsUpgrade} at
+     * once ({@code 503}, {@code retry_after_ms}), before the token is checked. A restart's clients try
+     * to come back every 25 to 200 ms each until the new process listens; answered by the routing,
+     * each attempt cost the stopping server a token check and an error page.
+     */
+    HyphaException refusingUpgrades() {
+        return closing || draining ? stopping() : null;
+    }
+
+    private HyphaException stopping() {
+        return new HyphaException(ErrorCode.UNAVAILABLE, (closing ? "server is shutting down" : "server is restarting")
+                + "; retry in " + STOPPING_RETRY_AFTER_MS + " ms",
+                JsonText.json().createObjectBuilder().add("retry_after_ms", STOPPING_RETRY_AFTER_MS).build());
+    }
+
+    /** The wait a stopping server asks of an upgrade it refuses: about when a restart's new process listens. */
+    static final long STOPPING_RETRY_AFTER_MS = 100;
 
     /** Set by {@link #drain}: requests arriving are held unanswered (not run) until the socket closes with 1012. */
     private volatile boolean draining;
@@ -605,7 +624,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         // its reader reads (and holds) what the peer still sends until the peer's close frame. Only
         // then may the listener's stop close TCP: closed earlier, with the peer's requests unread, the
         // kernel sends a reset, which can discard the close frame before the peer reads it (1006, not 1012)
-        long closeDeadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        long closeDeadline = System.nanoTime() + bound.toNanos();
         while (closed.stream().anyMatch(c -> !c.readEnded()) && System.nanoTime() < closeDeadline) {
             try {
                 Thread.sleep(5);

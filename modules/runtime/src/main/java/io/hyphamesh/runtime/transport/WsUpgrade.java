@@ -17,6 +17,7 @@ import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.http1.spi.Http1Upgrader;
 import io.helidon.webserver.spi.ServerConnection;
 import io.helidon.websocket.WsUpgradeException;
+import io.hyphamesh.api.HyphaException;
 
 /**
  * The HTTP/1.1 upgrade to the connect endpoint's WebSocket ({@link WsSocket}). An upgrade it
@@ -51,6 +52,11 @@ public final class WsUpgrade implements Http1Upgrader {
         if (prologue.method() != Method.GET || !path.startsWith(Transport.PATH_PREFIX)
                 || !path.endsWith(Transport.PATH_SUFFIX)) {
             return null;
+        }
+        HyphaException stopping = transport.refusingUpgrades();
+        if (stopping != null) {
+            ctx.dataWriter().writeNow(BufferData.create(Admission.response(stopping, Transport.STOPPING_RETRY_AFTER_MS)));
+            return REFUSED;
         }
         Optional<String> accept = acceptKey(headers);
         if (accept.isEmpty() || !version13(headers) || !transport.originAllowed(headers.first(HeaderNames.ORIGIN))) {
