@@ -33,8 +33,16 @@ public final class AotTraining {
             System.err.println("usage: AotTraining PORT ROOT_TOKEN");
             System.exit(2);
         }
-        String base = "http://127.0.0.1:" + Integer.parseInt(args[0]);
-        String root = args[1];
+        train(Integer.parseInt(args[0]), args[1], 4, 300, 0);
+        System.out.println("aot training: 4 sockets, every kind of request answered");
+    }
+
+    /**
+     * The workload: {@code sockets} sockets at once, each {@code rounds} rounds of every common
+     * request, then {@code upgrades} more sockets opened (hello) and closed, four at a time.
+     */
+    static void train(int port, String root, int sockets, int rounds, int upgrades) throws Exception {
+        String base = "http://127.0.0.1:" + port;
         HttpClient http = HttpClient.newBuilder().connectTimeout(T).build();
         post(http, base + "/v1/workspaces", root, "{\"name\":\"aot-ws\"}");
         String minted = post(http, base + "/v1/workspaces/aot-ws/tokens", root,
@@ -44,31 +52,42 @@ public final class AotTraining {
             throw new IllegalStateException("no token in " + minted);
         }
         String token = minted.substring(at + 9, minted.indexOf('"', at + 9));
-        List<CompletableFuture<Void>> sockets = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        List<CompletableFuture<Void>> running = new ArrayList<>();
+        for (int i = 0; i < sockets; i++) {
             int n = i;
-            sockets.add(CompletableFuture.runAsync(() -> session(http, base, token, n)));
+            running.add(CompletableFuture.runAsync(() -> session(http, base, token, n, rounds)));
         }
-        for (CompletableFuture<Void> s : sockets) {
+        for (CompletableFuture<Void> s : running) {
             s.get(120, TimeUnit.SECONDS);
         }
-        System.out.println("aot training: 4 sockets, every kind of request answered");
-    }
-
-    private static String post(HttpClient http, String url, String token, String body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(T)
-                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() >= 300 && r.statusCode() != 409) {
-            throw new IllegalStateException(url + ": " + r.statusCode() + " " + r.body());
+        running.clear();
+        for (int i = 0; i < 4; i++) {
+            running.add(CompletableFuture.runAsync(() -> {
+                for (int k = 0; k < upgrades / 4; k++) {
+                    hello(http, base, token);
+                }
+            }));
         }
-        return r.body();
+        for (CompletableFuture<Void> s : running) {
+            s.get(120, TimeUnit.SECONDS);
+        }
     }
 
-    /** One socket: requests of every common kind, each waited for (one in flight, then a burst). */
-    private static void session(HttpClient http, String base, String token, int n) {
+    /** A socket opened, its hello read, closed. */
+    private static void hello(HttpClient http, String base, String token) {
         LinkedBlockingQueue<String> in = new LinkedBlockingQueue<>();
-        WebSocket ws = http.newWebSocketBuilder().connectTimeout(T)
+        WebSocket ws = open(http, base, token, in);
+        try {
+            take(in, "\"hello\"");
+            ws.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static WebSocket open(HttpClient http, String base, String token, LinkedBlockingQueue<String> in) {
+        return http.newWebSocketBuilder().connectTimeout(T)
                 .header("Authorization", "Bearer " + token)
                 .buildAsync(URI.create(base.replace("http://", "ws://") + "/v1/workspaces/aot-ws/connect"),
                         new WebSocket.Listener() {
@@ -85,6 +104,22 @@ public final class AotTraining {
                                 return null;
                             }
                         }).join();
+    }
+
+    private static String post(HttpClient http, String url, String token, String body) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(T)
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() >= 300 && r.statusCode() != 409) {
+            throw new IllegalStateException(url + ": " + r.statusCode() + " " + r.body());
+        }
+        return r.body();
+    }
+
+    /** One socket: requests of every common kind, each waited for (one in flight, then a burst). */
+    private static void session(HttpClient http, String base, String token, int n, int rounds) {
+        LinkedBlockingQueue<String> in = new LinkedBlockingQueue<>();
+        WebSocket ws = open(http, base, token, in);
         try {
             take(in, "\"hello\"");
             String log = "log:train-" + n;
@@ -92,7 +127,7 @@ public final class AotTraining {
             int id = 0;
             call(ws, in, ++id, "{\"id\":" + id + ",\"to\":\"" + log + "\",\"op\":\"subscribe\",\"since\":0,\"credit\":1000}");
             call(ws, in, ++id, "{\"id\":" + id + ",\"to\":\"" + doc + "\",\"op\":\"subscribe\"}");
-            for (int round = 0; round < 300; round++) {
+            for (int round = 0; round < rounds; round++) {
                 call(ws, in, ++id, "{\"id\":" + id + ",\"to\":\"" + log + "\",\"op\":\"append\",\"body\":{\"n\":" + round + "}}");
                 call(ws, in, ++id, "{\"id\":" + id + ",\"to\":\"" + log + "\",\"op\":\"append\",\"body\":{\"n\":" + round
                         + "},\"producer\":\"p\",\"pseq\":" + (round + 1) + "}");

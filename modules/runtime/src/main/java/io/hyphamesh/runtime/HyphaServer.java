@@ -114,9 +114,9 @@ public final class HyphaServer implements AutoCloseable {
                         LOG.log(Level.FINE, "preparing storage before the lock failed; its open does the work", e);
                     }
                     if (takeOver && waiting.get()) {
-                        // the blob store's wiring is ~1 s of CPU on a cold JVM: paid here, while the old
-                        // process serves, not when its clients come back to this one
-                        io.hyphamesh.artifacts.ArtifactStore.warmUp();
+                        // the JIT's warm-up (and jclouds' wiring, ~1 s of CPU cold) paid here, while the
+                        // old process serves, not when its clients come back to this one
+                        SelfTraining.run(config);
                     }
                     if (takeOver && waiting.get()) {
                         DataDirLock.holderProcess(dataDir).ifPresent(old -> {
@@ -127,6 +127,11 @@ public final class HyphaServer implements AutoCloseable {
                 }) : null;
         long tWait = System.nanoTime();
         DataDirLock lock;
+        if (takeOver && preparing != null) {
+            // a take-over asks the old process to stop only once it has prepared (Derby, the JIT's
+            // warm-up: seconds): lock-wait counts from that request, not from this process's start
+            joinUninterruptibly(preparing);
+        }
         try {
             lock = DataDirLock.acquire(dataDir, lockWait);
         } finally {

@@ -1,6 +1,7 @@
 package io.hyphamesh.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
@@ -69,6 +70,7 @@ class RestartHandOverTest {
             String list = http.send(HttpRequest.newBuilder(base.resolve("/v1/workspaces"))
                     .header("Authorization", "Bearer " + TestServer.ROOT).build(), HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(list.contains("\"kept\""), "the workspace the old process committed is there: " + list);
+            assertFalse(list.contains("aot-ws"), "the warm-up's workspace stayed on its throwaway server: " + list);
             String derbyLog = Files.readString(db.resolve("derby.log"));
             assertTrue(derbyLog.contains("hypha-warm-" + p.pid()), "the early boot's lines were held and then appended"
                     + " to db/derby.log: " + derbyLog.substring(Math.max(0, derbyLog.length() - 2000)));
@@ -114,6 +116,8 @@ class RestartHandOverTest {
             assertTrue(log.contains("before the data directory was this process")
                     && log.indexOf("before the data directory was this process") < log.indexOf("asking pid"),
                     "it booted and warmed Derby first, then asked the old one to stop: " + log);
+            assertTrue(log.contains("warmed up in") && log.indexOf("warmed up in") < log.indexOf("asking pid"),
+                    "it warmed its JIT up on a throwaway server before it asked the old one to stop: " + log);
             // (it says so just after it released the lock the new one took)
             Awaitility.await("the old one drained and stopped").atMost(T).pollInterval(Duration.ofMillis(50))
                     .until(() -> read(old.log()).contains("data directory released"));

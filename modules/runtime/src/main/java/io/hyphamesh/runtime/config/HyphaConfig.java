@@ -29,7 +29,7 @@ public final class HyphaConfig {
             new Setting("port", "8080", "TCP port (0 picks a free one)"),
             new Setting("data-dir", "./data", "directory for Derby databases, keys, root token and blobs"),
             new Setting("lock-wait", "0s", "at start, how long to wait for another server to release the data directory (0s: fail at once); ./hypha restart starts the new process with it so that it boots while the old one drains"),
-            new Setting("lock-takeover", "false", "with lock-wait: once this process has booted (its JVM, Derby's engine warmed), it asks the server that holds the data directory to stop (SIGTERM: drain, 1012) and takes the directory when released; a new process that fails before that leaves the old one serving. ./hypha restart uses it"),
+            new Setting("lock-takeover", "false", "with lock-wait: once this process has booted (its JVM, Derby's engine warmed, its JIT warmed up on a throwaway loopback server), it asks the server that holds the data directory to stop (SIGTERM: drain, 1012) and takes the directory when released; a new process that fails before that leaves the old one serving. ./hypha restart uses it"),
             new Setting("root-token", "", "root token; generated at first start into <data-dir>/root-token when unset"),
             new Setting("public-url", "", "base URL clients reach the server at (for signed URLs); default http://<host>:<port>"),
             new Setting("tls.cert-file", "", "PEM certificate chain of the listener (the server's first): with tls.key-file, the listener speaks https:// and wss:// only"),
