@@ -2,6 +2,7 @@ package io.hyphamesh.cluster;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -182,36 +183,65 @@ final class ZkTree {
     }
 
     /**
-     * Deletes every node of {@code session} under the announcements, the latch and the servers, in
-     * that order: a server that reads the new assignment made when the server node vanished finds
+     * Deletes every node of {@code session} under the announcements, the latch and the servers in
+     * one transaction: a server that reads the new assignment made when the server node vanished finds
      * no announcement left to wait for, and the next candidate of the latch becomes coordinator.
      * A node is deleted only while it belongs to that session (a server that restarted under the
      * same id registered on a new one). Returns how many nodes went.
      */
     int evictSession(long session) throws Exception {
-        int n = 0;
+        // every child's owner read at once (pipelined), then one transaction (one write to
+        // ZooKeeper's log): one by one, a round trip per child (64 announcements and more) and a
+        // logged write per node took 0.35-0.9 s of a failover under load
+        List<String> paths = new ArrayList<>();
         for (String parent : new String[] {serving, leader, nodes}) {
-            List<String> children;
             try {
-                children = zk.getChildren().forPath(parent);
-            } catch (KeeperException.NoNodeException e) {
-                continue;
-            }
-            for (String child : children) {
-                String path = parent + "/" + child;
-                Stat stat = zk.checkExists().forPath(path);
-                if (stat == null || stat.getEphemeralOwner() != session) {
-                    continue;
+                for (String child : zk.getChildren().forPath(parent)) {
+                    paths.add(parent + "/" + child);
                 }
+            } catch (KeeperException.NoNodeException e) {
+                // nothing under it
+            }
+        }
+        Map<String, Stat> owned = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(paths.size());
+        for (String path : paths) {
+            zk.checkExists().inBackground((client, event) -> {
+                Stat stat = event.getStat();
+                if (stat != null && stat.getEphemeralOwner() == session) {
+                    owned.put(path, stat);
+                }
+                read.countDown();
+            }).forPath(path);
+        }
+        if (!read.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new IllegalStateException("ZooKeeper did not answer " + read.getCount() + " reads within 30 s");
+        }
+        // in the order of paths: announcements, latch candidate, server node
+        List<String> mine = paths.stream().filter(owned::containsKey).toList();
+        if (mine.isEmpty()) {
+            return 0;
+        }
+        List<org.apache.curator.framework.api.transaction.CuratorOp> deletes = new ArrayList<>();
+        for (String path : mine) {
+            deletes.add(zk.transactionOp().delete().withVersion(owned.get(path).getVersion()).forPath(path));
+        }
+        try {
+            zk.transaction().forOperations(deletes);
+            return mine.size();
+        } catch (KeeperException.NoNodeException | KeeperException.BadVersionException changed) {
+            // one went or was replaced meanwhile: each of the others alone
+            int n = 0;
+            for (String path : mine) {
                 try {
-                    zk.delete().withVersion(stat.getVersion()).forPath(path);
+                    zk.delete().withVersion(owned.get(path).getVersion()).forPath(path);
                     n++;
                 } catch (KeeperException.NoNodeException | KeeperException.BadVersionException gone) {
                     // gone or replaced meanwhile
                 }
             }
+            return n;
         }
-        return n;
     }
 
     /** The coordinator's node id, or "" when none is known. */

@@ -66,6 +66,23 @@ public interface Partitions {
     long acquire(int partition, Duration timeout);
 
     /**
+     * {@link #acquire} of several partitions (a lost server's, taken over together): all of them or
+     * none, in one transaction where the storage can (PostgreSQL: one round trip for the locks, one
+     * update, one commit, instead of one connection and one commit each from a small pool). Returns
+     * each partition's new epoch.
+     *
+     * @throws io.hyphamesh.api.HyphaException {@code unavailable} as {@link #acquire}; then none changed
+     *                                         (the caller may take them one by one)
+     */
+    default Map<Integer, Long> acquireAll(java.util.Collection<Integer> partitions, Duration timeout) {
+        Map<Integer, Long> epochs = new java.util.TreeMap<>();
+        for (int p : new java.util.TreeSet<>(partitions)) {
+            epochs.put(p, acquire(p, timeout));
+        }
+        return epochs;
+    }
+
+    /**
      * Gives {@code partition} up: later submissions of it fail at once; what was submitted before
      * is committed first (at most {@code timeout}), then {@code UPDATE partitions SET owner = NULL
      * WHERE p = :p AND epoch = :held}. The caller stops taking requests for the partition first. A

@@ -180,6 +180,64 @@ final class PostgresPartitions implements Partitions {
     }
 
     @Override
+    public Map<Integer, Long> acquireAll(java.util.Collection<Integer> partitions, Duration timeout) {
+        List<Integer> sorted = new java.util.TreeSet<>(partitions).stream().toList();
+        sorted.forEach(this::checkPartition);
+        if (sorted.size() == 1) {
+            return Map.of(sorted.get(0), acquire(sorted.get(0), timeout));
+        }
+        Map<Integer, Long> epochs = reads.run(st -> {
+            Connection c = st.connection();
+            c.setAutoCommit(false);
+            try {
+                try (Statement s = c.createStatement()) {
+                    s.execute("SET LOCAL lock_timeout = " + Math.max(1, timeout.toMillis()));
+                    // every partition's lock in one statement, in ascending order (a target list is
+                    // evaluated left to right): two servers taking overlapping sets never deadlock
+                    StringBuilder locks = new StringBuilder("SELECT ");
+                    for (int i = 0; i < sorted.size(); i++) {
+                        locks.append(i == 0 ? "" : ", ").append("pg_advisory_xact_lock(")
+                                .append(PostgresDialect.LOCK_PARTITIONS).append(", ").append(sorted.get(i)).append(')');
+                    }
+                    s.execute(locks.toString());
+                }
+                Map<Integer, Long> out = new java.util.TreeMap<>();
+                try (PreparedStatement ps = c.prepareStatement("UPDATE partitions SET owner = ?, epoch = epoch + 1,"
+                        + " changed_at = ? WHERE p = ANY(?) RETURNING p, epoch")) {
+                    ps.setString(1, nodeId);
+                    ps.setLong(2, System.currentTimeMillis());
+                    ps.setArray(3, c.createArrayOf("integer", sorted.toArray()));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            out.put(rs.getInt(1), rs.getLong(2));
+                        }
+                    }
+                }
+                if (out.size() != sorted.size()) {
+                    throw new SQLException("no row for some of partitions " + sorted);
+                }
+                c.commit();
+                return out;
+            } catch (SQLException e) {
+                c.rollback();
+                if ("55P03".equals(e.getSQLState())) {
+                    throw new HyphaException(ErrorCode.UNAVAILABLE, "partitions " + sorted + " not acquired: a"
+                            + " previous owner's commit was still in flight after " + timeout.toMillis() + " ms");
+                }
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        });
+        epochs.forEach((p, e) -> {
+            held.put(p, e);
+            releasing.remove(p);
+        });
+        LOG.fine(() -> "acquired partitions " + epochs);
+        return epochs;
+    }
+
+    @Override
     public void release(int partition, Duration timeout) {
         checkPartition(partition);
         Long epoch = held.get(partition);

@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -169,6 +170,31 @@ class PostgresFencingTest {
         assertEquals(List.of(1L, 2L), seqs(b, id));
         assertEquals(Optional.of("node-b"), b.partitions().owners().get(p).owner());
         assertEquals(epochB, b.partitions().owners().get(p).epoch());
+    }
+
+    /** A lost server's partitions taken over together (acquireAll): one transaction, each fenced as by acquire. */
+    @Test
+    void aTakeoverOfSeveralPartitionsAtOnceFencesEachOfThem() throws Exception {
+        Storage a = member("node-a");
+        Storage b = member("node-b");
+        List<Integer> lost = List.of(5, 6, 7);
+        Map<Integer, Long> before = a.partitions().acquireAll(lost, WAIT);
+        assertEquals(java.util.Set.copyOf(lost), before.keySet());
+        Map<Integer, Long> ids = new java.util.HashMap<>();
+        for (int p : lost) {
+            long id = a.newObjectId(p);
+            ids.put(p, id);
+            append(a, ObjectId.log(workspaceIn(p), "chat"), id, 1).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        Map<Integer, Long> after = b.partitions().acquireAll(lost, WAIT);
+        for (int p : lost) {
+            assertEquals(before.get(p) + 1, after.get(p), "partition " + p + "'s epoch is raised");
+            assertEquals(Optional.of("node-b"), b.partitions().owners().get(p).owner());
+            HyphaException he = failure(append(a, ObjectId.log(workspaceIn(p), "chat"), ids.get(p), 2));
+            assertEquals(ErrorCode.UNAVAILABLE, he.code(), "the old owner's commit on " + p + " is refused");
+            assertEquals(List.of(1L), seqs(b, ids.get(p)), "the new owner sees what was committed on " + p);
+        }
+        assertTrue(b.partitions().held().keySet().containsAll(lost));
     }
 
     @Test
