@@ -143,6 +143,8 @@ public final class ClusterNode implements AutoCloseable {
     private volatile Map<String, Long> memberSessions = Map.of();
     /** Consecutive refused probes, per session probed (prober thread only). */
     private final Map<Long, Integer> refusals = new HashMap<>();
+    /** When each session probed last refused for the first time in a row (prober thread only). */
+    private final Map<Long, Long> firstRefusal = new HashMap<>();
     private final AtomicLong evictions = new AtomicLong();
     /** This server's node data, rewritten by every heartbeat; null before the first registration. */
     private volatile byte[] registration;
@@ -438,19 +440,28 @@ public final class ClusterNode implements AutoCloseable {
                 continue;
             }
             int n = refusals.merge(session, 1, Integer::sum);
+            if (n == 1) {
+                firstRefusal.put(session, System.nanoTime());
+            }
             if (n >= 2 && !closing && fresh()) {
                 refusals.remove(session);
+                Long first = firstRefusal.remove(session);
+                long evicting = System.nanoTime();
                 int deleted = tree.evictSession(session);
                 if (deleted > 0) {
                     evictions.incrementAndGet();
                     LOG.warning("evicted " + e.getKey() + " (" + urls.get(e.getKey()) + "): its port refused "
                             + n + " connects in a row while its ZooKeeper session (0x" + Long.toHexString(session)
-                            + ") was still alive; its partitions move now");
+                            + ") was still alive; its partitions move now (first refusal "
+                            + (first == null ? "?" : TimeUnit.NANOSECONDS.toMillis(evicting - first)) + " ms before;"
+                            + " " + deleted + " nodes deleted in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - evicting)
+                            + " ms)");
                     wake.release();
                 }
             }
         }
         refusals.keySet().retainAll(probed);
+        firstRefusal.keySet().retainAll(refusals.keySet());
         // a server whose heartbeat writes stopped landing while ZooKeeper keeps its session (issue 35:
         // a paused coordinator whose session never expired) is evicted too; it serves nothing by then
         // (stale after half the session timeout), and the fence refuses what it still had
