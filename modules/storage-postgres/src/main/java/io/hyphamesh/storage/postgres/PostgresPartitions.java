@@ -137,63 +137,23 @@ final class PostgresPartitions implements Partitions {
 
     @Override
     public long acquire(int partition, Duration timeout) {
-        checkPartition(partition);
-        long epoch = reads.run(st -> {
-            Connection c = st.connection();
-            c.setAutoCommit(false);
-            try {
-                try (Statement s = c.createStatement()) {
-                    s.execute("SET LOCAL lock_timeout = " + Math.max(1, timeout.toMillis()));
-                    // waits for the previous owner's commits in flight; commits arriving now queue behind it
-                    s.execute("SELECT pg_advisory_xact_lock(" + PostgresDialect.LOCK_PARTITIONS + ", " + partition + ")");
-                }
-                long e;
-                try (PreparedStatement ps = c.prepareStatement("UPDATE partitions SET owner = ?, epoch = epoch + 1,"
-                        + " changed_at = ? WHERE p = ? RETURNING epoch")) {
-                    ps.setString(1, nodeId);
-                    ps.setLong(2, System.currentTimeMillis());
-                    ps.setInt(3, partition);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        if (!rs.next()) {
-                            throw new SQLException("no row for partition " + partition);
-                        }
-                        e = rs.getLong(1);
-                    }
-                }
-                c.commit();
-                return e;
-            } catch (SQLException e) {
-                c.rollback();
-                if ("55P03".equals(e.getSQLState())) {
-                    throw new HyphaException(ErrorCode.UNAVAILABLE, "partition " + partition + " not acquired: a"
-                            + " previous owner's commit was still in flight after " + timeout.toMillis() + " ms");
-                }
-                throw e;
-            } finally {
-                c.setAutoCommit(true);
-            }
-        });
-        held.put(partition, epoch);
-        releasing.remove(partition);
-        LOG.fine("acquired partition " + partition + " at epoch " + epoch);
-        return epoch;
+        return acquireAll(List.of(partition), timeout).get(partition);
     }
 
     @Override
     public Map<Integer, Long> acquireAll(java.util.Collection<Integer> partitions, Duration timeout) {
         List<Integer> sorted = new java.util.TreeSet<>(partitions).stream().toList();
         sorted.forEach(this::checkPartition);
-        if (sorted.size() == 1) {
-            return Map.of(sorted.get(0), acquire(sorted.get(0), timeout));
-        }
         Map<Integer, Long> epochs = reads.run(st -> {
             Connection c = st.connection();
             c.setAutoCommit(false);
             try {
                 try (Statement s = c.createStatement()) {
                     s.execute("SET LOCAL lock_timeout = " + Math.max(1, timeout.toMillis()));
-                    // every partition's lock in one statement, in ascending order (a target list is
-                    // evaluated left to right): two servers taking overlapping sets never deadlock
+                    // waits for the previous owners' commits in flight (commits arriving now queue
+                    // behind it); every partition's lock in one statement, in ascending order (a
+                    // target list is evaluated left to right): two servers taking overlapping sets
+                    // never deadlock
                     StringBuilder locks = new StringBuilder("SELECT ");
                     for (int i = 0; i < sorted.size(); i++) {
                         locks.append(i == 0 ? "" : ", ").append("pg_advisory_xact_lock(")
@@ -221,8 +181,9 @@ final class PostgresPartitions implements Partitions {
             } catch (SQLException e) {
                 c.rollback();
                 if ("55P03".equals(e.getSQLState())) {
-                    throw new HyphaException(ErrorCode.UNAVAILABLE, "partitions " + sorted + " not acquired: a"
-                            + " previous owner's commit was still in flight after " + timeout.toMillis() + " ms");
+                    throw new HyphaException(ErrorCode.UNAVAILABLE, (sorted.size() == 1 ? "partition " + sorted.get(0)
+                            : "partitions " + sorted) + " not acquired: a previous owner's commit was still in flight after "
+                            + timeout.toMillis() + " ms");
                 }
                 throw e;
             } finally {
@@ -233,7 +194,7 @@ final class PostgresPartitions implements Partitions {
             held.put(p, e);
             releasing.remove(p);
         });
-        LOG.fine(() -> "acquired partitions " + epochs);
+        LOG.fine(() -> "acquired partitions " + epochs + " (partition=epoch)");
         return epochs;
     }
 
