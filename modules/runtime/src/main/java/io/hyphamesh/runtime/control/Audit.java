@@ -234,17 +234,5 @@ public final class Audit {
             throw HyphaException.badRequest("the audit trail takes no subscriptions");
         }
 
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
-        }
     }
 }

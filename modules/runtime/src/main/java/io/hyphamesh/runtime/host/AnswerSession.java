@@ -78,17 +78,4 @@ public final class AnswerSession implements Session {
     public long newSubscription(ObjectId target) {
         throw HyphaException.badRequest(what + " cannot subscribe");
     }
-
-    @Override
-    public void endSubscription(long subId) {
-    }
-
-    @Override
-    public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-        return false;
-    }
-
-    @Override
-    public void touch(ObjectId target) {
-    }
 }

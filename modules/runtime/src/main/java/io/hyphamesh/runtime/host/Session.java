@@ -53,16 +53,24 @@ public interface Session {
      */
     long newSubscription(ObjectId target);
 
-    /** Forgets a subscription. */
-    void endSubscription(long subId);
+    /** Forgets a subscription. A session that takes none (not a socket) has nothing to forget. */
+    default void endSubscription(long subId) {
+    }
 
     /**
      * Routes a call into this session (as a provider): remembers it until its answer, the deadline
      * or this session's close, and queues {@code frame}. Returns false when the session is gone
-     * (nothing was remembered; the caller answers the consumer).
+     * (nothing was remembered; the caller answers the consumer), and always for a session that is
+     * not a socket (an HTTP call, a scheduled action, the audit trail), which provides no service.
      */
-    boolean startCall(long callId, Request consumer, String frame, long deadlineNanos);
+    default boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
+        return false;
+    }
 
-    /** Remembers that {@code target} holds state for this session, to be told when it closes. */
-    void touch(ObjectId target);
+    /**
+     * Remembers that {@code target} holds state for this session, to be told when it closes. A
+     * session that is not a socket holds none.
+     */
+    default void touch(ObjectId target) {
+    }
 }

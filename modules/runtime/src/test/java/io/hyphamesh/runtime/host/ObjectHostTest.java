@@ -200,18 +200,6 @@ class ObjectHostTest {
             return 1;
         }
 
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
-        }
     }
 
     private ObjectHost host(Path dir, String idle) {

@@ -171,18 +171,6 @@ class WriteGateTest {
             return 1;
         }
 
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
-        }
     }
 
     private final AtomicLong ids = new AtomicLong();

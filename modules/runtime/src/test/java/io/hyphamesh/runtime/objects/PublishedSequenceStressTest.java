@@ -140,18 +140,6 @@ class PublishedSequenceStressTest {
             return SUBS.incrementAndGet();
         }
 
-        @Override
-        public void endSubscription(long subId) {
-        }
-
-        @Override
-        public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
-            return false;
-        }
-
-        @Override
-        public void touch(ObjectId target) {
-        }
     }
 
     @Test
