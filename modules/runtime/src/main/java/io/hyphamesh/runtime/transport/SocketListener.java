@@ -42,9 +42,9 @@ final class SocketListener implements WsListener {
                 .filter(v -> v.regionMatches(true, 0, "Bearer ", 0, 7))
                 .map(v -> v.substring(7).trim());
         if (token.isEmpty()) {
-            token = prologue.query().first("access_token").asOptional();
+            token = query(prologue, "access_token");
         }
-        Optional<String> audit = prologue.query().first("audit").asOptional();
+        Optional<String> audit = query(prologue, "audit");
         if (audit.isPresent() && !audit.get().equals("writes")) {
             // the HTTP fallback (GET /connect) answers 400 with the same words
             throw new WsUpgradeException("audit must be 'writes'");
@@ -58,6 +58,15 @@ final class SocketListener implements WsListener {
             throw new WsUpgradeException(e.getMessage());
         }
         return Optional.empty();
+    }
+
+    /**
+     * A query parameter's first value. {@code query().first(name)} wraps even an absent value in a
+     * mapper-backed optional whose global mapper lookup cost more than the rest of an upgrade's routing.
+     */
+    private static Optional<String> query(HttpPrologue prologue, String name) {
+        var q = prologue.query();
+        return q.isEmpty() || !q.contains(name) ? Optional.empty() : Optional.of(q.get(name));
     }
 
     @Override
