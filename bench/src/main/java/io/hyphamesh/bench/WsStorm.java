@@ -39,8 +39,10 @@ import org.HdrHistogram.Histogram;
  * open-file limits of both processes). A storm socket that is refused ({@code 503}, or a close
  * {@code 1013}) waits the {@code retry_after_ms} it was given plus up to 10 % jitter, as the
  * reference clients do, and tries again, until admitted or {@link #GIVE_UP} after the storm began.
- * The storm window ends when every storm socket is admitted or gave up. Main thread; callers and
- * storm sockets are virtual threads.
+ * The storm window ends when every storm socket is admitted or gave up. Before the idle phase, a
+ * storm of the same size is run and closed unrecorded, so that both JVMs' upgrade path is compiled
+ * (as a server that has run for a while has it). Main thread; callers and storm sockets are
+ * virtual threads.
  */
 final class WsStorm {
     static final int CALLERS = 8;
@@ -112,98 +114,50 @@ final class WsStorm {
             }));
         }
         Thread.sleep(2000); // warm-up of both JVMs' RPC path, not recorded
-        into.set(idleH);
-        Thread.sleep(idle.toMillis());
 
         int sources = Math.max(1, target / 10_000 + 1) + 3;
         String request = "GET /v1/workspaces/" + ws.name() + "/connect HTTP/1.1\r\nHost: 127.0.0.1:"
                 + server.api().base().getPort() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + ws.mint("bench-storm").token()
                 + "\r\nSec-WebSocket-Key: ";
-        ConcurrentLinkedQueue<Socket> open = new ConcurrentLinkedQueue<>();
-        AtomicLong refused503 = new AtomicLong();
-        AtomicLong refused1013 = new AtomicLong();
-        AtomicLong withoutRetryAfter = new AtomicLong();
-        AtomicLong gaveUp = new AtomicLong();
-        AtomicLong failed = new AtomicLong();
-        AtomicLong waitedMs = new AtomicLong();
-        AtomicReference<String> firstFailure = new AtomicReference<>();
-        long start = System.nanoTime();
-        long deadline = start + GIVE_UP.toNanos();
+        // a storm of the same size first, not recorded: it brings both JVMs' upgrade, refusal and close
+        // paths to their compiled steady state (a server that has run for a while has it), as every
+        // scenario warms what it measures; then the idle phase lets its garbage go
+        Wave warm = new Wave(server.api().base(), request, sources);
+        warm.run(target);
+        warm.closeAll();
+        awaitSockets(server, CALLERS + 1, Duration.ofSeconds(30));
+        into.set(idleH);
+        Thread.sleep(idle.toMillis());
+
+        Wave wave = new Wave(server.api().base(), request, sources);
         into.set(stormH);
-        List<Thread> storm = new ArrayList<>(target);
-        for (int i = 0; i < target; i++) {
-            int me2 = i;
-            long at = start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, target);
-            storm.add(Thread.ofVirtual().start(() -> {
-                sleepUntil(at);
-                String from = "127.0.0." + (1 + me2 % sources);
-                while (true) {
-                    if (System.nanoTime() > deadline) {
-                        gaveUp.incrementAndGet();
-                        return;
-                    }
-                    Attempt a = attempt(server.api().base(), from, request);
-                    switch (a.outcome) {
-                        case ADMITTED -> {
-                            open.add(a.socket);
-                            admitH.recordValue(System.nanoTime() - start);
-                            return;
-                        }
-                        case REFUSED_503, REFUSED_1013 -> {
-                            (a.outcome == Outcome.REFUSED_503 ? refused503 : refused1013).incrementAndGet();
-                            long wait = a.retryAfterMs;
-                            if (wait < 0) {
-                                withoutRetryAfter.incrementAndGet();
-                                wait = 1000;
-                            }
-                            long jittered = wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1);
-                            waitedMs.addAndGet(jittered);
-                            sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(jittered));
-                        }
-                        default -> {
-                            failed.incrementAndGet();
-                            firstFailure.compareAndSet(null, a.failure);
-                            return;
-                        }
-                    }
-                }
-            }));
-        }
-        for (Thread t : storm) {
-            t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 30_000));
-        }
-        long stormNanos = System.nanoTime() - start;
+        wave.run(target);
+        long stormNanos = wave.nanos;
         into.set(null);
         stop.set(true);
         for (Thread t : load) {
             t.join(60_000);
         }
-        long serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L);
-        int admitted = open.size();
-        for (Socket s : open) {
-            try {
-                s.getOutputStream().write(new byte[] {(byte) 0x88, (byte) 0x80, 1, 2, 3, 4});
-                s.close();
-            } catch (IOException e) {
-                // the server may have closed it already
-            }
-        }
+        long serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L)
+                - warm.refused503.get();
+        int admitted = wave.open.size();
+        wave.closeAll();
         double idleP99 = idleH.getValueAtPercentile(99) / 1e3;
         double stormP99 = stormH.getValueAtPercentile(99) / 1e3;
         double ratio = idleP99 > 0 ? stormP99 / idleP99 : -1;
-        Row r = Row.of("ws.storm", Row.US).n(stormH.getTotalCount()).errors(callErrors.get() + failed.get())
+        Row r = Row.of("ws.storm", Row.US).n(stormH.getTotalCount()).errors(callErrors.get() + wave.failed.get())
                 .latency(stormH)
                 .put("admit_rate", admitRate).put("storm_sockets", target).put("requested_storm_sockets", requested)
-                .put("admitted", admitted).put("refused_503", refused503.get()).put("refused_1013", refused1013.get())
-                .put("refusals_without_retry_after", withoutRetryAfter.get())
-                .put("server_admission_refusals", serverRefusals).put("gave_up", gaveUp.get())
-                .put("storm_socket_failures", failed.get()).put("callers", CALLERS)
+                .put("admitted", admitted).put("refused_503", wave.refused503.get()).put("refused_1013", wave.refused1013.get())
+                .put("refusals_without_retry_after", wave.withoutRetryAfter.get())
+                .put("server_admission_refusals", serverRefusals).put("gave_up", wave.gaveUp.get())
+                .put("storm_socket_failures", wave.failed.get()).put("callers", CALLERS)
                 .put("idle_calls", idleH.getTotalCount()).put("idle_p50_us", Row.round(idleH.getValueAtPercentile(50) / 1e3, 1))
                 .put("idle_p99_us", Row.round(idleP99, 1)).put("storm_p99_us", Row.round(stormP99, 1))
                 .put("storm_p99_over_idle", Row.round(ratio, 2)).put("within_bound", ratio >= 0 && ratio <= 2.0)
                 .put("storm_s", Row.round(stormNanos / 1e9, 2))
-                .put("all_admitted_after_ms", admitted > 0 ? admitH.getMaxValue() / 1_000_000 : -1)
+                .put("all_admitted_after_ms", admitted > 0 ? wave.admitH.getMaxValue() / 1_000_000 : -1)
                 .put("rpc_errors", callErrors.get());
         r.note(String.format(Locale.ROOT, "%d JVM clients call an RPC provider (another client) one call at a time each;"
                         + " latencies are their calls during the storm: %,d raw WebSocket upgrades spread over 1 s from %d"
@@ -213,14 +167,18 @@ final class WsStorm {
         r.note(String.format(Locale.ROOT, "idle p99 %.0f us (%,d calls over %d s before the storm), storm p99 %.0f us:"
                         + " %.2fx (bound 2x); %,d admitted (the last %,d ms after the storm began), %,d refusals (503 %,d,"
                         + " 1013 %,d), %,d gave up, %,d failed", idleP99, idleH.getTotalCount(), idle.toSeconds(), stormP99,
-                ratio, admitted, admitted > 0 ? admitH.getMaxValue() / 1_000_000 : -1, refused503.get() + refused1013.get(),
-                refused503.get(), refused1013.get(), gaveUp.get(), failed.get()));
+                ratio, admitted, admitted > 0 ? wave.admitH.getMaxValue() / 1_000_000 : -1, wave.refused503.get() + wave.refused1013.get(),
+                wave.refused503.get(), wave.refused1013.get(), wave.gaveUp.get(), wave.failed.get()));
         if (target < requested) {
             r.note("storm capped at " + target + " sockets (requested " + requested + ") by the per-process open-file"
                     + " limit, 300 below it on each side");
         }
-        if (firstFailure.get() != null) {
-            r.note("first storm socket failure: " + firstFailure.get());
+        r.note(String.format(Locale.ROOT, "before the idle phase, a storm of the same size (not recorded) warmed both"
+                        + " JVMs' upgrade, refusal and close paths: %,d admitted, %,d gave up, %,d failed%s",
+                warm.admitH.getTotalCount(), warm.gaveUp.get(), warm.failed.get(),
+                warm.firstFailure.get() != null ? " (first: " + warm.firstFailure.get() + ")" : ""));
+        if (wave.firstFailure.get() != null) {
+            r.note("first storm socket failure: " + wave.firstFailure.get());
         }
         if (firstCallError.get() != null) {
             r.note("first RPC error: " + firstCallError.get());
@@ -230,6 +188,103 @@ final class WsStorm {
         }
         provider.close();
         return r;
+    }
+
+    /**
+     * One storm: {@code n} raw upgrades spread over one second, each retried after the wait it is
+     * given until admitted or {@link #GIVE_UP}; {@link #run} returns when every one is admitted,
+     * gave up or failed. The admitted sockets stay open until {@link #closeAll}.
+     */
+    private static final class Wave {
+        final URI base;
+        final String request;
+        final int sources;
+        final ConcurrentLinkedQueue<Socket> open = new ConcurrentLinkedQueue<>();
+        final ConcurrentHistogram admitH = new ConcurrentHistogram(3);
+        final AtomicLong refused503 = new AtomicLong();
+        final AtomicLong refused1013 = new AtomicLong();
+        final AtomicLong withoutRetryAfter = new AtomicLong();
+        final AtomicLong gaveUp = new AtomicLong();
+        final AtomicLong failed = new AtomicLong();
+        final AtomicReference<String> firstFailure = new AtomicReference<>();
+        long nanos;
+
+        Wave(URI base, String request, int sources) {
+            this.base = base;
+            this.request = request;
+            this.sources = sources;
+        }
+
+        void run(int n) throws InterruptedException {
+            long start = System.nanoTime();
+            long deadline = start + GIVE_UP.toNanos();
+            List<Thread> storm = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                int me = i;
+                long at = start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, n);
+                storm.add(Thread.ofVirtual().start(() -> {
+                    sleepUntil(at);
+                    one("127.0.0." + (1 + me % sources), start, deadline);
+                }));
+            }
+            for (Thread t : storm) {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 30_000));
+            }
+            nanos = System.nanoTime() - start;
+        }
+
+        private void one(String from, long start, long deadline) {
+            while (true) {
+                if (System.nanoTime() > deadline) {
+                    gaveUp.incrementAndGet();
+                    return;
+                }
+                Attempt a = attempt(base, from, request);
+                switch (a.outcome) {
+                    case ADMITTED -> {
+                        open.add(a.socket);
+                        admitH.recordValue(System.nanoTime() - start);
+                        return;
+                    }
+                    case REFUSED_503, REFUSED_1013 -> {
+                        (a.outcome == Outcome.REFUSED_503 ? refused503 : refused1013).incrementAndGet();
+                        long wait = a.retryAfterMs;
+                        if (wait < 0) {
+                            withoutRetryAfter.incrementAndGet();
+                            wait = 1000;
+                        }
+                        sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
+                                wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1)));
+                    }
+                    default -> {
+                        failed.incrementAndGet();
+                        firstFailure.compareAndSet(null, a.failure);
+                        return;
+                    }
+                }
+            }
+        }
+
+        /** Closes every admitted socket with a close frame (masked, no payload). */
+        void closeAll() {
+            Socket s;
+            while ((s = open.poll()) != null) {
+                try {
+                    s.getOutputStream().write(new byte[] {(byte) 0x88, (byte) 0x80, 1, 2, 3, 4});
+                    s.close();
+                } catch (IOException e) {
+                    // the server may have closed it already
+                }
+            }
+        }
+    }
+
+    /** Waits (bounded) until the server counts at most {@code sockets} open sockets. */
+    private static void awaitSockets(HyphaTarget server, long sockets, Duration bound) throws Exception {
+        long until = System.nanoTime() + bound.toNanos();
+        while (server.api().metrics().getOrDefault("ws_sockets", 0L) > sockets && System.nanoTime() < until) {
+            Thread.sleep(100);
+        }
     }
 
     private enum Outcome { ADMITTED, REFUSED_503, REFUSED_1013, FAILED }
