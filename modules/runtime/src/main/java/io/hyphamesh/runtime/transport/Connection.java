@@ -555,17 +555,24 @@ final class Connection implements Session {
 
     // ---------------------------------------------------------------- periodic
 
-    /** Called by the transport's sweeper: expire calls, ping, close idle or expired sockets. */
-    void sweep(long now, long idleTimeoutNanos, long pingIntervalNanos) {
+    /**
+     * Called by the transport's sweeper (every 100 ms, for every socket): expire calls, ping, close
+     * idle or expired sockets. An idle socket costs a few field reads here: with 10,000 of them
+     * open, iterating each one's empty call map and reading the clock per socket was a tenth of
+     * the server's CPU.
+     */
+    void sweep(long now, long nowMillis, long idleTimeoutNanos, long pingIntervalNanos) {
         if (!open.get()) {
             return;
         }
-        for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
-            if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
-                e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
+        if (!calls.isEmpty()) {
+            for (Map.Entry<Long, InboundCall> e : calls.entrySet()) {
+                if (now - e.getValue().deadlineNanos() > 0 && calls.remove(e.getKey(), e.getValue())) {
+                    e.getValue().consumer().fail(new HyphaException(ErrorCode.TIMEOUT, "call timed out"));
+                }
             }
         }
-        if (principal.expired(System.currentTimeMillis())) {
+        if (principal.expired(nowMillis)) {
             close(CLOSE_TOKEN_REVOKED, "token expired", false);
             return;
         }

@@ -596,9 +596,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         // each socket is pinged an interval after its own last ping, not all in one sweep: a ping
         // starts the socket's writer, and 10,000 writers at once were a heap spike of their own
         long pingEvery = pingInterval.toNanos();
+        long nowMillis = System.currentTimeMillis();
         for (Connection c : connections.values()) {
             try {
-                c.sweep(now, idle, pingEvery);
+                c.sweep(now, nowMillis, idle, pingEvery);
             } catch (RuntimeException e) {
                 c.closed();
             }

@@ -116,11 +116,22 @@ public final class WsUpgrade implements Http1Upgrader {
             if (Base64.getDecoder().decode(key.get()).length != 16) {
                 return Optional.empty();
             }
-            MessageDigest sha1 = MessageDigest.getInstance("SHA-1");
+            MessageDigest sha1 = (MessageDigest) SHA1.clone();
             sha1.update(key.get().getBytes(StandardCharsets.US_ASCII));
             return Optional.of(Base64.getEncoder().encodeToString(sha1.digest(GUID)));
         } catch (IllegalArgumentException e) {
             return Optional.empty();
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("this JDK's SHA-1 cannot be cloned", e);
+        }
+    }
+
+    /** A clone of this is a provider lookup cheaper per upgrade. */
+    private static final MessageDigest SHA1;
+
+    static {
+        try {
+            SHA1 = MessageDigest.getInstance("SHA-1");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is missing from this JDK", e);
         }
