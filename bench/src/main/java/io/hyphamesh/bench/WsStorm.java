@@ -57,11 +57,11 @@ final class WsStorm {
         try (HyphaTarget server = HyphaTarget.start(jar, tmp, name, List.of("--ws.admit-rate=" + admitRate))) {
             HyphaTarget.Workspace ws = server.provision("bench-storm", Duration.ofMinutes(30));
             Optional<Long> pid = server.child().map(Child::pid);
-            return storm(server, ws, pid, admitRate, requested, idle);
+            return storm(server, ws, pid, tmp, admitRate, requested, idle);
         }
     }
 
-    private static Row storm(HyphaTarget server, HyphaTarget.Workspace ws, Optional<Long> pid, long admitRate,
+    private static Row storm(HyphaTarget server, HyphaTarget.Workspace ws, Optional<Long> pid, Path tmp, long admitRate,
                              int requested, Duration idle) throws Exception {
         // the storm's sockets take one descriptor on each side; keep 300 spare on each (as ws.max)
         long cap = Long.MAX_VALUE;
@@ -84,9 +84,11 @@ final class WsStorm {
         }
         ConcurrentHistogram idleH = new ConcurrentHistogram(3);
         ConcurrentHistogram stormH = new ConcurrentHistogram(3);
-        ConcurrentHistogram admitH = new ConcurrentHistogram(3);
         // where the callers record: idle, then the storm (null: not recorded, e.g. the warm-up)
         AtomicReference<Histogram> into = new AtomicReference<>();
+        AtomicLong lastEnd = new AtomicLong();
+        AtomicLong idleGap = new AtomicLong();
+        AtomicLong stormGap = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong callErrors = new AtomicLong();
         AtomicReference<String> firstCallError = new AtomicReference<>();
@@ -99,7 +101,12 @@ final class WsStorm {
                         c.call("storm", "noop", HyphaScenarios.TIMEOUT);
                         Histogram h = into.get();
                         if (h != null) {
-                            h.recordValue(System.nanoTime() - t0);
+                            long t1 = System.nanoTime();
+                            h.recordValue(t1 - t0);
+                            // the longest time in which no caller's call ended: a stall of every caller at
+                            // once shows here as itself, where the histogram counts it once per caller
+                            long gap = t1 - lastEnd.getAndSet(t1);
+                            (h == stormH ? stormGap : idleGap).accumulateAndGet(gap, Math::max);
                         }
                     } catch (RuntimeException e) {
                         Histogram h = into.get();
@@ -120,29 +127,37 @@ final class WsStorm {
                 + server.api().base().getPort() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + ws.mint("bench-storm").token()
                 + "\r\nSec-WebSocket-Key: ";
-        // a storm of the same size first, not recorded: it brings both JVMs' upgrade, refusal and close
-        // paths to their compiled steady state (a server that has run for a while has it), as every
-        // scenario warms what it measures; then the idle phase lets its garbage go
-        Wave warm = new Wave(server.api().base(), request, sources);
-        warm.run(target);
-        warm.closeAll();
-        awaitSockets(server, CALLERS + 1, Duration.ofSeconds(30));
-        into.set(idleH);
-        Thread.sleep(idle.toMillis());
+        // the storm's sockets come from a process of their own, as they would from other machines: in
+        // this JVM, 10,000 connecting virtual threads queued ahead of the callers' and the provider's
+        // in the one scheduler, and the callers measured the harness. A storm of the same size first,
+        // not recorded: it brings both sides' upgrade, refusal and close paths to their compiled steady
+        // state (a server that has run a while has them), as every scenario warms what it measures;
+        // then the idle phase lets its garbage go
+        Wave warm;
+        Wave wave;
+        long stormNanos;
+        try (Source source = Source.start(tmp, server.api().base(), request, sources)) {
+            warm = source.wave(target);
+            source.closeAll();
+            awaitSockets(server, CALLERS + 1, Duration.ofSeconds(30));
+            lastEnd.set(System.nanoTime());
+            into.set(idleH);
+            Thread.sleep(idle.toMillis());
 
-        Wave wave = new Wave(server.api().base(), request, sources);
-        into.set(stormH);
-        wave.run(target);
-        long stormNanos = wave.nanos;
-        into.set(null);
-        stop.set(true);
-        for (Thread t : load) {
-            t.join(60_000);
+            lastEnd.set(System.nanoTime());
+            into.set(stormH);
+            wave = source.wave(target);
+            stormNanos = wave.nanos;
+            into.set(null);
+            stop.set(true);
+            for (Thread t : load) {
+                t.join(60_000);
+            }
+            source.closeAll();
         }
         long serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L)
                 - warm.refused503.get();
-        int admitted = wave.open.size();
-        wave.closeAll();
+        long admitted = wave.admittedCount.get();
         double idleP99 = idleH.getValueAtPercentile(99) / 1e3;
         double stormP99 = stormH.getValueAtPercentile(99) / 1e3;
         double ratio = idleP99 > 0 ? stormP99 / idleP99 : -1;
@@ -155,9 +170,11 @@ final class WsStorm {
                 .put("storm_socket_failures", wave.failed.get()).put("callers", CALLERS)
                 .put("idle_calls", idleH.getTotalCount()).put("idle_p50_us", Row.round(idleH.getValueAtPercentile(50) / 1e3, 1))
                 .put("idle_p99_us", Row.round(idleP99, 1)).put("storm_p99_us", Row.round(stormP99, 1))
-                .put("storm_p99_over_idle", Row.round(ratio, 2)).put("within_bound", ratio >= 0 && ratio <= 2.0)
+                .put("storm_p99_over_idle", Row.round(ratio, 2))
+                .put("idle_longest_stall_ms", Row.round(idleGap.get() / 1e6, 1))
+                .put("storm_longest_stall_ms", Row.round(stormGap.get() / 1e6, 1)).put("within_bound", ratio >= 0 && ratio <= 2.0)
                 .put("storm_s", Row.round(stormNanos / 1e9, 2))
-                .put("all_admitted_after_ms", admitted > 0 ? wave.admitH.getMaxValue() / 1_000_000 : -1)
+                .put("all_admitted_after_ms", admitted > 0 ? wave.lastAdmitNanos.get() / 1_000_000 : -1)
                 .put("rpc_errors", callErrors.get());
         r.note(String.format(Locale.ROOT, "%d JVM clients call an RPC provider (another client) one call at a time each;"
                         + " latencies are their calls during the storm: %,d raw WebSocket upgrades spread over 1 s from %d"
@@ -167,15 +184,17 @@ final class WsStorm {
         r.note(String.format(Locale.ROOT, "idle p99 %.0f us (%,d calls over %d s before the storm), storm p99 %.0f us:"
                         + " %.2fx (bound 2x); %,d admitted (the last %,d ms after the storm began), %,d refusals (503 %,d,"
                         + " 1013 %,d), %,d gave up, %,d failed", idleP99, idleH.getTotalCount(), idle.toSeconds(), stormP99,
-                ratio, admitted, admitted > 0 ? wave.admitH.getMaxValue() / 1_000_000 : -1, wave.refused503.get() + wave.refused1013.get(),
+                ratio, admitted, admitted > 0 ? wave.lastAdmitNanos.get() / 1_000_000 : -1, wave.refused503.get() + wave.refused1013.get(),
                 wave.refused503.get(), wave.refused1013.get(), wave.gaveUp.get(), wave.failed.get()));
+        r.note(String.format(Locale.ROOT, "longest time in which no caller's call ended: %.0f ms idle, %.0f ms in the storm",
+                idleGap.get() / 1e6, stormGap.get() / 1e6));
         if (target < requested) {
             r.note("storm capped at " + target + " sockets (requested " + requested + ") by the per-process open-file"
                     + " limit, 300 below it on each side");
         }
         r.note(String.format(Locale.ROOT, "before the idle phase, a storm of the same size (not recorded) warmed both"
                         + " JVMs' upgrade, refusal and close paths: %,d admitted, %,d gave up, %,d failed%s",
-                warm.admitH.getTotalCount(), warm.gaveUp.get(), warm.failed.get(),
+                warm.admittedCount.get(), warm.gaveUp.get(), warm.failed.get(),
                 warm.firstFailure.get() != null ? " (first: " + warm.firstFailure.get() + ")" : ""));
         if (wave.firstFailure.get() != null) {
             r.note("first storm socket failure: " + wave.firstFailure.get());
@@ -200,7 +219,9 @@ final class WsStorm {
         final String request;
         final int sources;
         final ConcurrentLinkedQueue<Socket> open = new ConcurrentLinkedQueue<>();
-        final ConcurrentHistogram admitH = new ConcurrentHistogram(3);
+        final AtomicLong admittedCount = new AtomicLong();
+        /** When the last admitted socket was admitted, after the wave began. */
+        final AtomicLong lastAdmitNanos = new AtomicLong();
         final AtomicLong refused503 = new AtomicLong();
         final AtomicLong refused1013 = new AtomicLong();
         final AtomicLong withoutRetryAfter = new AtomicLong();
@@ -243,7 +264,8 @@ final class WsStorm {
                 switch (a.outcome) {
                     case ADMITTED -> {
                         open.add(a.socket);
-                        admitH.recordValue(System.nanoTime() - start);
+                        admittedCount.incrementAndGet();
+                        lastAdmitNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
                         return;
                     }
                     case REFUSED_503, REFUSED_1013 -> {
@@ -265,6 +287,34 @@ final class WsStorm {
             }
         }
 
+        /** Its counts as one line (the source process's report); {@link #parse} reads it back. */
+        String report() {
+            String f = firstFailure.get();
+            return admittedCount.get() + " " + lastAdmitNanos.get() + " " + refused503.get() + " " + refused1013.get() + " "
+                    + withoutRetryAfter.get() + " " + gaveUp.get() + " " + failed.get() + " " + nanos
+                    + (f == null ? "" : " " + f.replace('\n', ' '));
+        }
+
+        static Wave parse(String report) {
+            String[] f = report.split(" ", 9);
+            if (f.length < 8) {
+                throw new IllegalStateException("the storm's source reported '" + report + "'");
+            }
+            Wave w = new Wave(null, null, 0);
+            w.admittedCount.set(Long.parseLong(f[0]));
+            w.lastAdmitNanos.set(Long.parseLong(f[1]));
+            w.refused503.set(Long.parseLong(f[2]));
+            w.refused1013.set(Long.parseLong(f[3]));
+            w.withoutRetryAfter.set(Long.parseLong(f[4]));
+            w.gaveUp.set(Long.parseLong(f[5]));
+            w.failed.set(Long.parseLong(f[6]));
+            w.nanos = Long.parseLong(f[7]);
+            if (f.length > 8) {
+                w.firstFailure.set(f[8]);
+            }
+            return w;
+        }
+
         /** Closes every admitted socket with a close frame (masked, no payload). */
         void closeAll() {
             Socket s;
@@ -277,6 +327,93 @@ final class WsStorm {
                 }
             }
         }
+    }
+
+    /**
+     * The storm's sockets, made by a child JVM ({@link #main}) so that they do not share a scheduler
+     * with the measured callers. Commands go on its stdin ({@code wave N}, {@code close}), one report
+     * line comes back on its stdout for each; its stderr goes to a log in the run's directory.
+     */
+    private static final class Source implements AutoCloseable {
+        private final Process process;
+        private final java.io.BufferedWriter commands;
+        private final java.io.BufferedReader reports;
+
+        private Source(Process process) {
+            this.process = process;
+            this.commands = process.outputWriter(StandardCharsets.UTF_8);
+            this.reports = process.inputReader(StandardCharsets.UTF_8);
+        }
+
+        static Source start(Path tmp, URI base, String request, int sources) throws IOException {
+            List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-XX:+UseParallelGC", "-cp", System.getProperty("java.class.path"), WsStorm.class.getName(),
+                    base.toString(), Integer.toString(sources));
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(tmp.resolve("storm-source.log").toFile());
+            pb.environment().put("HYPHA_STORM_REQUEST", request);
+            return new Source(pb.start());
+        }
+
+        Wave wave(int n) throws IOException {
+            return Wave.parse(ask("wave " + n));
+        }
+
+        void closeAll() throws IOException {
+            ask("close");
+        }
+
+        private String ask(String command) throws IOException {
+            commands.write(command + "\n");
+            commands.flush();
+            String line = reports.readLine();
+            if (line == null) {
+                throw new IOException("the storm's source process ended; see storm-source.log");
+            }
+            return line;
+        }
+
+        @Override
+        public void close() {
+            try {
+                commands.close();
+            } catch (IOException e) {
+                // it ended already
+            }
+            try {
+                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * The storm's source process: {@code WsStorm <base-uri> <sources>}, the upgrade request (with its
+     * token) in {@code HYPHA_STORM_REQUEST}; runs the waves and closes asked for on stdin.
+     */
+    public static void main(String[] args) throws Exception {
+        URI base = URI.create(args[0]);
+        int sources = Integer.parseInt(args[1]);
+        String request = System.getenv("HYPHA_STORM_REQUEST");
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        List<Wave> waves = new ArrayList<>();
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.startsWith("wave ")) {
+                Wave w = new Wave(base, request, sources);
+                waves.add(w);
+                w.run(Integer.parseInt(line.substring(5).trim()));
+                System.out.println(w.report());
+            } else if (line.equals("close")) {
+                waves.forEach(Wave::closeAll);
+                System.out.println("closed");
+            }
+            System.out.flush();
+        }
+        waves.forEach(Wave::closeAll);
     }
 
     /** Waits (bounded) until the server counts at most {@code sockets} open sockets. */
