@@ -29,6 +29,16 @@ public final class WsUpgrade implements Http1Upgrader {
     private static final HeaderName KEY = HeaderNames.create("Sec-WebSocket-Key");
     private static final HeaderName VERSION = HeaderNames.create("Sec-WebSocket-Version");
     private static final byte[] GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11".getBytes(StandardCharsets.US_ASCII);
+    /** Cloned per upgrade: a clone is cheaper than a provider lookup. */
+    private static final MessageDigest SHA1;
+
+    static {
+        try {
+            SHA1 = MessageDigest.getInstance("SHA-1");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is missing from this JDK", e);
+        }
+    }
 
     private final Transport transport;
 
@@ -123,17 +133,6 @@ public final class WsUpgrade implements Http1Upgrader {
             return Optional.empty();
         } catch (CloneNotSupportedException e) {
             throw new IllegalStateException("this JDK's SHA-1 cannot be cloned", e);
-        }
-    }
-
-    /** A clone of this is a provider lookup cheaper per upgrade. */
-    private static final MessageDigest SHA1;
-
-    static {
-        try {
-            SHA1 = MessageDigest.getInstance("SHA-1");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is missing from this JDK", e);
         }
     }
 }
