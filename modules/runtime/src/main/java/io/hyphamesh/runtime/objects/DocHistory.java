@@ -32,6 +32,11 @@ final class DocHistory {
     /** Entries staged but perhaps not yet committed (newest last): reads of storage do not see them yet. */
     private final ArrayDeque<LogEntry> pending = new ArrayDeque<>();
     private final AtomicLong committed = new AtomicLong();
+    /**
+     * The stamp of entry {@code first + 1}, or -1 when not read yet: nothing can be pruned before
+     * it leaves the window, so a prune until then reads no storage.
+     */
+    private long secondAt = -1;
 
     /** From the Doc's row: history {@code first..last}; {@code version} is the row's. */
     void loaded(long first, long last, long version, long lastActivity) {
@@ -41,6 +46,7 @@ final class DocHistory {
         this.lastAt = lastActivity;
         // a Doc written before histories were kept has versions before its first entry
         this.neverPruned = first <= 1 && !(last == 0 && version > 0);
+        this.secondAt = -1;
         committed.set(last);
     }
 
@@ -64,6 +70,7 @@ final class DocHistory {
         lastVersion = -1;
         lastAt = 0;
         neverPruned = true;
+        secondAt = -1;
         pending.clear();
         committed.set(0);
     }
@@ -103,9 +110,28 @@ final class DocHistory {
         }
     }
 
-    /** Drops the entries whose state stopped being current before the window (never the newest). */
+    /**
+     * Drops the entries whose state stopped being current before the window (never the newest).
+     * Entry {@code h} may go once entry {@code h + 1} was stamped before the cutoff; until entry
+     * {@code first + 1} is, nothing may, and that stamp is remembered, so a Doc younger than its
+     * window prunes without a read (the search below reads ~log2(n) entries from storage, and runs
+     * on the Doc's thread while its writers wait).
+     */
     private void prune(WriteGate gate, Storage storage, int shard, long objId, long now, Restore.Settings settings) {
+        if (last <= first) {
+            return;
+        }
         long cutoff = now - settings.windowMillis();
+        if (secondAt < 0) {
+            LogEntry second = entry(storage, shard, objId, first + 1);
+            if (second == null) {
+                return;
+            }
+            secondAt = second.timestamp();
+        }
+        if (secondAt >= cutoff) {
+            return;
+        }
         // the newest h whose successor was committed before the cutoff: entries up to h may go
         long a = first;
         long b = last - 1;
@@ -123,6 +149,7 @@ final class DocHistory {
         if (drop >= first) {
             gate.stage(new Write.Truncate(objId, drop + 1));
             first = drop + 1;
+            secondAt = -1;
             neverPruned = false;
         }
     }

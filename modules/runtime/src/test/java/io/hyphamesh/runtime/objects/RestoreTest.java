@@ -9,6 +9,7 @@ import java.util.stream.IntStream;
 
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.ObjectKind;
 import io.hyphamesh.client.Doc;
 import io.hyphamesh.client.DocEvent;
 import io.hyphamesh.client.DocRestore;
@@ -18,6 +19,7 @@ import io.hyphamesh.client.LogRecord;
 import io.hyphamesh.client.LogRestore;
 import io.hyphamesh.client.Subscription;
 import io.hyphamesh.runtime.TestServer;
+import io.hyphamesh.storage.ObjectRow;
 import jakarta.json.Json;
 import jakarta.json.JsonValue;
 import org.junit.jupiter.api.Test;
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Point-in-time restore and fork of Docs and Logs: exact content at a version/seq and at a time, a
@@ -225,6 +228,44 @@ class RestoreTest {
                 assertEquals(new LogRestore(3, 4, 1, 2), c.log("l").restore(2, T));
             }
         }
+    }
+
+    /**
+     * A Doc's history is pruned as versions go on, every {@link DocHistory#PRUNE_EVERY} versions,
+     * once what it dropped left the window; what is inside the window stays restorable.
+     */
+    @Test
+    void aDocsHistoryOlderThanTheWindowIsDroppedAsVersionsGoOn() {
+        try (TestServer s = TestServer.start(Map.of("restore.window", "1s"))) {
+            String ws = s.newWorkspace();
+            try (HyphaClient c = s.client(ws, "read_write", "w")) {
+                Doc d = c.doc("d");
+                int batch = DocHistory.PRUNE_EVERY + 50;
+                for (int i = 1; i <= batch; i++) {
+                    d.put(n(i), T);
+                }
+                long t = System.currentTimeMillis();
+                await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() > t + 1100);
+                for (int i = batch + 1; i <= 2 * batch; i++) {
+                    d.put(n(i), T);
+                }
+                // the row (and its history bounds) reaches the database by the journal's checkpoint
+                await().atMost(Duration.ofSeconds(10)).until(() -> historyFirst(s, ws, "d") > batch - 1);
+                long first = historyFirst(s, ws, "d");
+                assertTrue(first <= 2L * batch, "the newest version's entry is kept: first " + first);
+                // versions written just now are inside the window: restorable, with their content
+                assertEquals(new DocRestore(2L * batch + 1, 2L * batch - 1), d.restore(2L * batch - 1, T));
+                assertEquals(n(2 * batch - 1), d.get(T).value());
+                assertEquals(ErrorCode.GONE, code(() -> d.restore(2, T)));
+            }
+        }
+    }
+
+    /** The first history sequence in the stored row of Doc {@code name}, 0 when it has none yet. */
+    private static long historyFirst(TestServer s, String ws, String name) {
+        return s.server().storage().listObjects(ws, 0, "", 100).stream()
+                .filter(r -> r.objectId().kind() == ObjectKind.DOC && r.objectId().name().equals(name))
+                .mapToLong(ObjectRow::firstSeq).findFirst().orElse(0);
     }
 
     private static void assertBodies(Log l, long first, long last, int fromN, int toN) {
