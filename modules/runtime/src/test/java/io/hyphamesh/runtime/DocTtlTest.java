@@ -2,6 +2,7 @@ package io.hyphamesh.runtime;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -60,7 +61,8 @@ class DocTtlTest {
     void aDocIsPresentBeforeItsDeadlineAndGoneAfterItInReadsAndListings() {
         String ws = server.newWorkspace();
         try (HyphaClient c = server.client(ws, "read_write", "ttl")) {
-            Instant before = Instant.now();
+            // The server stamps deadlines in whole milliseconds; Instant.now() has microseconds.
+            Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
             c.doc("session").putWithTtl(Json.createValue("alive"), Duration.ofMillis(1500), T);
             DocValue v = c.doc("session").get(T);
             assertEquals(1, v.version());
