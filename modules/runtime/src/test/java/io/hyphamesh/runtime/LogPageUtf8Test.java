@@ -3,6 +3,7 @@ package io.hyphamesh.runtime;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -65,6 +66,73 @@ class LogPageUtf8Test {
             assertArrayEquals(expected(100, forward, bodies, false), forward);
             byte[] backward = page(w, 101, "{\"id\":101,\"to\":\"log:u\",\"op\":\"read\",\"before\":5,\"limit\":3}");
             assertArrayEquals(expected(101, backward, bodies.subList(1, 4).reversed(), true), backward);
+        }
+    }
+
+    /**
+     * Pages (written as bytes) pipelined with appends and a subscription's events (written as text)
+     * on one socket: whichever way the socket's writer batches them, every message parses, every
+     * page holds its entries byte-equal, every append is answered and the events come in order.
+     */
+    @Test
+    void pagesAnswersAndEventsPipelinedOnOneSocketEachArriveWhole() {
+        String ws = server.newWorkspace();
+        // pages of ~200 KB, 30 of them behind one another: the socket's writer is held up by TCP,
+        // so the appends' answers and the events queue up beside the pages
+        int pageEntries = 200;
+        int rounds = 30;
+        String pad = "é😀 padding ".repeat(70);
+        try (WireSocket w = WireSocket.open(server.port(), ws, server.token(ws, "read_write", "mixed"))) {
+            for (int i = 1; i <= pageEntries; i++) {
+                w.sendText("{\"id\":" + i + ",\"to\":\"log:p\",\"op\":\"append\",\"body\":{\"s\":\"" + pad + "\",\"i\":" + i + "}}");
+            }
+            w.expect("\"re\":" + pageEntries + ",", WAIT_MS);
+            w.sendText("{\"id\":999,\"to\":\"log:e\",\"op\":\"subscribe\",\"since\":0}");
+            w.expect("\"re\":999,", WAIT_MS);
+            // one write of many requests: answers and events queue up behind each other
+            StringBuilder burst = new StringBuilder("[");
+            for (int r = 0; r < rounds; r++) {
+                burst.append(r == 0 ? "" : ",").append("{\"id\":").append(1000 + 2 * r)
+                        .append(",\"to\":\"log:p\",\"op\":\"read\",\"from\":1,\"limit\":1000},{\"id\":")
+                        .append(1001 + 2 * r).append(",\"to\":\"log:e\",\"op\":\"append\",\"body\":{\"r\":")
+                        .append(r).append("}}");
+            }
+            w.sendText(burst.append(']').toString());
+            int pages = 0;
+            int appends = 0;
+            List<Long> eventSeqs = new java.util.ArrayList<>();
+            long deadline = System.nanoTime() + WAIT_MS * 1_000_000;
+            while ((pages < rounds || appends < rounds || eventSeqs.size() < rounds) && System.nanoTime() < deadline) {
+                WireSocket.Frame f = w.next(WAIT_MS);
+                assertNotNull(f, "pages " + pages + ", appends " + appends + ", events " + eventSeqs);
+                if (f.op() != WireSocket.OP_TEXT) {
+                    continue;
+                }
+                jakarta.json.JsonValue v = JsonText.parse(f.text());
+                List<JsonObject> frames = v instanceof JsonArray a ? a.getValuesAs(JsonObject.class) : List.of(v.asJsonObject());
+                for (JsonObject o : frames) {
+                    if (o.containsKey("ev")) {
+                        eventSeqs.add(o.getJsonNumber("seq").longValue());
+                        continue;
+                    }
+                    long re = o.getJsonNumber("re").longValue();
+                    assertTrue(o.containsKey("ok"), o.toString());
+                    if (re >= 1000 && re % 2 == 0) {
+                        JsonArray entries = o.getJsonObject("ok").getJsonArray("entries");
+                        assertEquals(pageEntries, entries.size());
+                        for (int i = 0; i < pageEntries; i++) {
+                            assertEquals(JsonText.parse("{\"s\":\"" + pad + "\",\"i\":" + (i + 1) + "}"),
+                                    entries.getJsonObject(i).get("body"));
+                        }
+                        pages++;
+                    } else if (re >= 1000) {
+                        appends++;
+                    }
+                }
+            }
+            assertEquals(rounds, pages);
+            assertEquals(rounds, appends);
+            assertEquals(java.util.stream.LongStream.rangeClosed(1, rounds).boxed().toList(), eventSeqs);
         }
     }
 

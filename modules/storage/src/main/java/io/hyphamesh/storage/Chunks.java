@@ -2,7 +2,6 @@ package io.hyphamesh.storage;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -82,7 +81,8 @@ public final class Chunks {
             long ts = b.getLong();
             int len = b.getInt();
             if (seq >= from) {
-                out.add(new LogEntry(seq, ts, new String(data, b.position(), len, StandardCharsets.UTF_8)));
+                // a view of the chunk's bytes: a page is written out from them without decoding
+                out.add(LogEntry.stored(seq, ts, data, b.position(), len));
             }
             b.position(b.position() + len);
             seq++;

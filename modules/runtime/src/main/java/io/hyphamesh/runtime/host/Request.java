@@ -90,6 +90,14 @@ public final class Request {
         }
     }
 
+    /** Answers with JSON text as UTF-8 bytes ({@link Session#replyUtf8}). */
+    public void okUtf8(byte[] json) {
+        if (ANSWERED.compareAndSet(this, 0, 1)) {
+            session.replyUtf8(id, json);
+            completion.answered(this, true);
+        }
+    }
+
     /** Answers with an error. */
     public void fail(HyphaException e) {
         if (ANSWERED.compareAndSet(this, 0, 1)) {

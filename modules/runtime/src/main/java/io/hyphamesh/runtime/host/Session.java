@@ -26,6 +26,15 @@ public interface Session {
     /** Answers request {@code requestId} with {@code okJson} (any JSON text). */
     void reply(long requestId, String okJson);
 
+    /**
+     * Answers request {@code requestId} with {@code okUtf8}, JSON text as UTF-8 bytes (an answer
+     * assembled from stored bytes: a Log page). A socket writes the bytes as they are; a session
+     * that answers in text (the HTTP routes, a batch) decodes them, which is what this default does.
+     */
+    default void replyUtf8(long requestId, byte[] okUtf8) {
+        reply(requestId, new String(okUtf8, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     /** Answers request {@code requestId} with an error. */
     void fail(long requestId, HyphaException error);
 

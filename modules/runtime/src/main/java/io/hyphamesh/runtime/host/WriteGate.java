@@ -163,6 +163,17 @@ public final class WriteGate {
         fence().then(e -> answer(r, e, () -> reply));
     }
 
+    /** {@link #answerWhenVisible(Request, String)} for an answer assembled as UTF-8 bytes (a Log page). */
+    public void answerWhenVisible(Request r, byte[] replyUtf8) {
+        fence().then(e -> {
+            if (e != null) {
+                r.fail(asHypha(e));
+            } else {
+                r.okUtf8(replyUtf8);
+            }
+        });
+    }
+
     /** True when nothing is staged and no submission is waiting for its commit. */
     public boolean idle() {
         return staged.isEmpty() && inFlight.get() == 0;

@@ -14,6 +14,7 @@ import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.Frames;
 import io.hyphamesh.api.HyphaException;
+import io.hyphamesh.api.JsonBytes;
 import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.JsonText;
 import io.hyphamesh.api.Names;
@@ -494,28 +495,34 @@ public final class LogObject extends LiveObject {
             long from = Math.max(f.longValue("from", first), first);
             out = range(from, Math.min(last, from + limit - 1), limit);
         }
-        JsonOut o = JsonOut.object(pageChars(out)).beginArray("entries");
+        // written as UTF-8 bytes: entries read from storage copy their stored bytes, never decoded
+        JsonBytes o = new JsonBytes(pageBytes(out)).ascii("{\"entries\":[");
         // a page stops early past READ_BYTES (at least one entry): its 'next' continues from there
         LogEntry lastShown = null;
         for (LogEntry e : out) {
-            if (lastShown != null && o.length() > READ_BYTES) {
-                break;
+            if (lastShown != null) {
+                if (o.length() > READ_BYTES) {
+                    break;
+                }
+                o.ch(',');
             }
-            o.logEntryElement(e.seq(), e.timestamp(), e.body());
+            o.ascii("{\"seq\":").num(e.seq()).ascii(",\"ts\":").num(e.timestamp()).ascii(",\"body\":");
+            e.writeBody(o);
+            o.ch('}');
             lastShown = e;
         }
-        o.close().num("first", firstSeq).num("last", last);
+        o.ascii("],\"first\":").num(firstSeq).ascii(",\"last\":").num(last);
         if (lastShown != null) {
-            o.num(backward ? "before" : "next", backward ? lastShown.seq() : lastShown.seq() + 1);
+            o.ascii(backward ? ",\"before\":" : ",\"next\":").num(backward ? lastShown.seq() : lastShown.seq() + 1);
         }
-        gate.answerWhenVisible(r, o.end());
+        gate.answerWhenVisible(r, o.ch('}').toByteArray());
     }
 
     /** Room for a page of these entries ({@code {"seq":…,"ts":…,"body":…}} each), up to the soft cap, so it is not regrown. */
-    private static int pageChars(List<LogEntry> entries) {
+    private static int pageBytes(List<LogEntry> entries) {
         long n = 96;
         for (LogEntry e : entries) {
-            n += e.body().length() + 48;
+            n += e.bodySizeHint() + 48;
             if (n > READ_BYTES) {
                 break;
             }

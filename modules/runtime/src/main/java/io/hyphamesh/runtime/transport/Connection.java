@@ -197,14 +197,24 @@ final class Connection implements Session {
     }
 
     @Override
+    public void replyUtf8(long requestId, byte[] okUtf8) {
+        inFlight.decrementAndGet();
+        answer(Frames.reply(requestId, okUtf8));
+        unanswered.decrementAndGet();
+    }
+
+    @Override
     public void fail(long requestId, HyphaException error) {
         inFlight.decrementAndGet();
         answer(Frames.error(requestId, error));
         unanswered.decrementAndGet();
     }
 
-    /** An answer: written now when it can be, else queued (answers always have room). */
-    private void answer(String frame) {
+    /**
+     * An answer: written now when it can be, else queued (answers always have room). A frame is a
+     * String, or UTF-8 bytes when the answer was assembled as bytes (a Log page).
+     */
+    private void answer(Object frame) {
         if (!tryDirect(frame)) {
             enqueue(frame, outbound.size() + outbound.remainingCapacity());
         }
@@ -216,7 +226,7 @@ final class Connection implements Session {
      * from within the last {@link #DIRECT_UNHEARD_CHARS} written. Saves the hand-off to the writer
      * (a thread start and a wake-up) for the common answer. False when the frame must be queued.
      */
-    private boolean tryDirect(String frame) {
+    private boolean tryDirect(Object frame) {
         if (!open.get() || !outbound.isEmpty() || writtenSinceHeard > DIRECT_UNHEARD_CHARS
                 || !Thread.currentThread().isVirtual() || !writing.compareAndSet(false, true)) {
             return false;
@@ -224,8 +234,7 @@ final class Connection implements Session {
         boolean written = false;
         try {
             if (outbound.isEmpty() && open.get()) {
-                ws.send(frame, true);
-                writtenSinceHeard += frame.length();
+                writtenSinceHeard += sendOne(frame);
                 written = true;
             }
         } catch (RuntimeException e) {
@@ -250,7 +259,7 @@ final class Connection implements Session {
     }
 
     /** Queues a frame if fewer than {@code limit} are queued; a full queue marks a slow consumer. */
-    private boolean enqueue(String frame, int limit) {
+    private boolean enqueue(Object frame, int limit) {
         if (!open.get()) {
             return false;
         }
@@ -638,6 +647,8 @@ final class Connection implements Session {
                     for (Object o : batch) {
                         if (o instanceof String f) {
                             writtenSinceHeard += f.length();
+                        } else if (o instanceof byte[] f) {
+                            writtenSinceHeard += f.length;
                         }
                     }
                     closeWritten = writeBatch(batch);
@@ -675,8 +686,8 @@ final class Connection implements Session {
 
     /** Writes a batch; true when it ended with the close frame (nothing more may be written). */
     private boolean writeBatch(List<Object> batch) {
-        if (batch.size() == 1 && batch.get(0) instanceof String only) {
-            ws.send(only, true); // the common case, a lone answer: sent as it is, not copied into a batch first
+        if (batch.size() == 1 && (batch.get(0) instanceof String || batch.get(0) instanceof byte[])) {
+            sendOne(batch.get(0)); // the common case, a lone answer: sent as it is, not copied into a batch first
             return false;
         }
         StringBuilder b = null;
@@ -698,6 +709,16 @@ final class Connection implements Session {
                 }
                 ws.close(c.code(), c.reason());
                 return true;
+            }
+            if (o instanceof byte[] page) {
+                // a page assembled as bytes is large: it goes as its own message, in its place
+                if (b != null) {
+                    flush(b, frames);
+                    b = null;
+                    frames = 0;
+                }
+                sendOne(page);
+                continue;
             }
             String s = (String) o;
             if (b == null) {
@@ -728,6 +749,21 @@ final class Connection implements Session {
             }
         }
         return (int) Math.min(n, MAX_BATCH_CHARS + 2L);
+    }
+
+    /** Sends one frame as its own message (a String, or UTF-8 bytes); returns its length. */
+    private int sendOne(Object frame) {
+        if (frame instanceof byte[] utf8) {
+            if (ws instanceof WsSocket s) {
+                s.sendText(utf8);
+            } else {
+                ws.send(new String(utf8, java.nio.charset.StandardCharsets.UTF_8), true);
+            }
+            return utf8.length;
+        }
+        String s = (String) frame;
+        ws.send(s, true);
+        return s.length();
     }
 
     /** Sends what {@code b} holds after its opening bracket: one frame alone, several as an array. */

@@ -447,6 +447,11 @@ final class WsSocket implements ServerConnection, WsSession {
         return sendData(OP_TEXT, text.getBytes(StandardCharsets.UTF_8), last);
     }
 
+    /** A whole text message whose payload is already UTF-8 (an answer assembled as bytes). */
+    void sendText(byte[] utf8) {
+        sendData(OP_TEXT, utf8, true);
+    }
+
     @Override
     public WsSession send(BufferData bufferData, boolean last) {
         byte[] bytes = new byte[bufferData.available()];
