@@ -15,12 +15,13 @@ public final class Frames {
         return JsonOut.object(okJson.length() + 24).num("re", id).raw("ok", okJson).end();
     }
 
-    /** {@code {"re": id, "ok": <okJson>}} as UTF-8 bytes, from an answer assembled as bytes ({@link JsonBytes}). */
-    public static byte[] reply(long id, byte[] okUtf8) {
-        String head = "{\"re\":" + id + ",\"ok\":";
-        // sized exactly, so the buffer is the frame (no copy at the end)
-        return new JsonBytes(head.length() + okUtf8.length + 1).ascii(head).raw(okUtf8, 0, okUtf8.length).ch('}')
-                .toByteArray();
+    /**
+     * {@code {"re": id, "ok": <ok>}} as UTF-8 bytes, from an answer assembled as bytes: the
+     * envelope is written around {@code ok} where it lies (in the room {@link JsonBytes#withRoomInFront}
+     * keeps), so {@code ok} becomes the frame and is returned. Nothing may be written to it after.
+     */
+    public static JsonBytes reply(long id, JsonBytes ok) {
+        return ok.prepend("{\"re\":" + id + ",\"ok\":").ch('}');
     }
 
     /** {@code {"re": id, "err": {...}}}: the error answer to request {@code id}. */

@@ -3,6 +3,7 @@ package io.hyphamesh.api;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 
@@ -25,6 +26,20 @@ class JsonBytesTest {
         }
         assertEquals(want.toString(), b.toString());
         assertArrayEquals(utf8(want.toString()), b.toByteArray());
+        // every length of number, at and around each power of ten, and random ones of every size
+        java.util.Random random = new java.util.Random(42);
+        for (long p = 1; p > 0 && p <= Long.MAX_VALUE / 10 * 10; p *= 10) {
+            for (long v : new long[] {p - 1, p, p + 1, -p, -(p - 1), p * 9 + (p - 1)}) {
+                assertEquals(Long.toString(v), new JsonBytes(1).num(v).toString());
+            }
+            if (p > Long.MAX_VALUE / 10) {
+                break;
+            }
+        }
+        for (int k = 0; k < 20_000; k++) {
+            long v = random.nextLong() >> random.nextInt(64);
+            assertEquals(Long.toString(v), new JsonBytes(1).num(v).toString());
+        }
     }
 
     @Test
@@ -58,7 +73,23 @@ class JsonBytesTest {
     void aReplyFrameFromBytesIsTheReplyFrameFromText() {
         String ok = "{\"entries\":[{\"seq\":1,\"ts\":2,\"body\":\"😀\"}],\"first\":1}";
         for (long id : new long[] {0, 1, 42, Long.MAX_VALUE}) {
-            assertArrayEquals(utf8(Frames.reply(id, ok)), Frames.reply(id, utf8(ok)));
+            JsonBytes inPlace = JsonBytes.withRoomInFront(8).raw(ok);
+            JsonBytes frame = Frames.reply(id, inPlace);
+            assertArrayEquals(utf8(Frames.reply(id, ok)), frame.toByteArray());
+            assertEquals(Frames.reply(id, ok), frame.toString());
+            // without room in front the text is moved, and the frame is the same
+            assertArrayEquals(utf8(Frames.reply(id, ok)), Frames.reply(id, new JsonBytes(4).raw(ok)).toByteArray());
         }
+    }
+
+    @Test
+    void theEnvelopeIsWrittenInFrontWithoutMovingTheText() {
+        JsonBytes b = JsonBytes.withRoomInFront(64).ascii("{\"a\":1}");
+        byte[] array = b.array();
+        int textAt = b.offset();
+        Frames.reply(Long.MAX_VALUE, b);
+        assertTrue(b.array() == array, "not copied");
+        assertEquals(textAt - "{\"re\":9223372036854775807,\"ok\":".length(), b.offset());
+        assertEquals("{\"re\":9223372036854775807,\"ok\":{\"a\":1}}", b.toString());
     }
 }

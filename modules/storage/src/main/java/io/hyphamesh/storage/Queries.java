@@ -75,12 +75,15 @@ public final class Queries {
     public static List<LogEntry> readLog(Statements st, long objectId, long fromSeq, long toSeq, int limit,
                                   boolean descending) throws SQLException {
         String order = descending ? "DESC" : "ASC";
-        // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded
+        // a chunk holding fromSeq starts after fromSeq - MAX_ENTRIES: the index range stays bounded;
+        // the chunks in that range that end before fromSeq are not read (their data is most of
+        // what a page would otherwise fetch from Derby when entries are small)
         PreparedStatement ps = st.prepare("SELECT first_seq, data, big FROM log_chunks"
-                + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? ORDER BY first_seq " + order);
+                + " WHERE obj = ? AND first_seq > ? AND first_seq <= ? AND last_seq >= ? ORDER BY first_seq " + order);
         ps.setLong(1, objectId);
         ps.setLong(2, fromSeq - Chunks.MAX_ENTRIES);
         ps.setLong(3, toSeq);
+        ps.setLong(4, fromSeq);
         ps.setFetchSize(64);
         List<LogEntry> out = new ArrayList<>(Math.min(limit, 1024));
         try (ResultSet rs = ps.executeQuery()) {

@@ -91,7 +91,7 @@ public final class Request {
     }
 
     /** Answers with JSON text as UTF-8 bytes ({@link Session#replyUtf8}). */
-    public void okUtf8(byte[] json) {
+    public void okUtf8(io.hyphamesh.api.JsonBytes json) {
         if (ANSWERED.compareAndSet(this, 0, 1)) {
             session.replyUtf8(id, json);
             completion.answered(this, true);

@@ -27,12 +27,13 @@ public interface Session {
     void reply(long requestId, String okJson);
 
     /**
-     * Answers request {@code requestId} with {@code okUtf8}, JSON text as UTF-8 bytes (an answer
-     * assembled from stored bytes: a Log page). A socket writes the bytes as they are; a session
-     * that answers in text (the HTTP routes, a batch) decodes them, which is what this default does.
+     * Answers request {@code requestId} with {@code ok}, JSON text as UTF-8 bytes (an answer
+     * assembled from stored bytes: a Log page), which is the session's from then on. A socket
+     * writes the bytes as they are; a session that answers in text (the HTTP routes, a batch)
+     * decodes them, which is what this default does.
      */
-    default void replyUtf8(long requestId, byte[] okUtf8) {
-        reply(requestId, new String(okUtf8, java.nio.charset.StandardCharsets.UTF_8));
+    default void replyUtf8(long requestId, io.hyphamesh.api.JsonBytes ok) {
+        reply(requestId, ok.toString());
     }
 
     /** Answers request {@code requestId} with an error. */

@@ -164,7 +164,7 @@ public final class WriteGate {
     }
 
     /** {@link #answerWhenVisible(Request, String)} for an answer assembled as UTF-8 bytes (a Log page). */
-    public void answerWhenVisible(Request r, byte[] replyUtf8) {
+    public void answerWhenVisible(Request r, io.hyphamesh.api.JsonBytes replyUtf8) {
         fence().then(e -> {
             if (e != null) {
                 r.fail(asHypha(e));

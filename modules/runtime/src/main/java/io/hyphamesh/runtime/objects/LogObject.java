@@ -496,7 +496,7 @@ public final class LogObject extends LiveObject {
             out = range(from, Math.min(last, from + limit - 1), limit);
         }
         // written as UTF-8 bytes: entries read from storage copy their stored bytes, never decoded
-        JsonBytes o = new JsonBytes(pageBytes(out)).ascii("{\"entries\":[");
+        JsonBytes o = JsonBytes.withRoomInFront(pageBytes(out)).ascii("{\"entries\":[");
         // a page stops early past READ_BYTES (at least one entry): its 'next' continues from there
         LogEntry lastShown = null;
         for (LogEntry e : out) {
@@ -506,7 +506,7 @@ public final class LogObject extends LiveObject {
                 }
                 o.ch(',');
             }
-            o.ascii("{\"seq\":").num(e.seq()).ascii(",\"ts\":").num(e.timestamp()).ascii(",\"body\":");
+            o.raw(SEQ).num(e.seq()).raw(TS).num(e.timestamp()).raw(BODY);
             e.writeBody(o);
             o.ch('}');
             lastShown = e;
@@ -515,8 +515,12 @@ public final class LogObject extends LiveObject {
         if (lastShown != null) {
             o.ascii(backward ? ",\"before\":" : ",\"next\":").num(backward ? lastShown.seq() : lastShown.seq() + 1);
         }
-        gate.answerWhenVisible(r, o.ch('}').toByteArray());
+        gate.answerWhenVisible(r, o.ch('}'));
     }
+
+    private static final byte[] SEQ = JsonBytes.constant("{\"seq\":");
+    private static final byte[] TS = JsonBytes.constant(",\"ts\":");
+    private static final byte[] BODY = JsonBytes.constant(",\"body\":");
 
     /** Room for a page of these entries ({@code {"seq":…,"ts":…,"body":…}} each), up to the soft cap, so it is not regrown. */
     private static int pageBytes(List<LogEntry> entries) {

@@ -19,6 +19,7 @@ import io.hyphamesh.api.CloseCode;
 import io.hyphamesh.api.ErrorCode;
 import io.hyphamesh.api.Frame;
 import io.hyphamesh.api.Frames;
+import io.hyphamesh.api.JsonBytes;
 import io.hyphamesh.api.HyphaException;
 import io.hyphamesh.api.JsonOut;
 import io.hyphamesh.api.Names;
@@ -197,7 +198,7 @@ final class Connection implements Session {
     }
 
     @Override
-    public void replyUtf8(long requestId, byte[] okUtf8) {
+    public void replyUtf8(long requestId, JsonBytes okUtf8) {
         inFlight.decrementAndGet();
         answer(Frames.reply(requestId, okUtf8));
         unanswered.decrementAndGet();
@@ -647,8 +648,8 @@ final class Connection implements Session {
                     for (Object o : batch) {
                         if (o instanceof String f) {
                             writtenSinceHeard += f.length();
-                        } else if (o instanceof byte[] f) {
-                            writtenSinceHeard += f.length;
+                        } else if (o instanceof JsonBytes f) {
+                            writtenSinceHeard += f.length();
                         }
                     }
                     closeWritten = writeBatch(batch);
@@ -686,7 +687,7 @@ final class Connection implements Session {
 
     /** Writes a batch; true when it ended with the close frame (nothing more may be written). */
     private boolean writeBatch(List<Object> batch) {
-        if (batch.size() == 1 && (batch.get(0) instanceof String || batch.get(0) instanceof byte[])) {
+        if (batch.size() == 1 && (batch.get(0) instanceof String || batch.get(0) instanceof JsonBytes)) {
             sendOne(batch.get(0)); // the common case, a lone answer: sent as it is, not copied into a batch first
             return false;
         }
@@ -710,7 +711,7 @@ final class Connection implements Session {
                 ws.close(c.code(), c.reason());
                 return true;
             }
-            if (o instanceof byte[] page) {
+            if (o instanceof JsonBytes page) {
                 // a page assembled as bytes is large: it goes as its own message, in its place
                 if (b != null) {
                     flush(b, frames);
@@ -753,13 +754,13 @@ final class Connection implements Session {
 
     /** Sends one frame as its own message (a String, or UTF-8 bytes); returns its length. */
     private int sendOne(Object frame) {
-        if (frame instanceof byte[] utf8) {
+        if (frame instanceof JsonBytes utf8) {
             if (ws instanceof WsSocket s) {
-                s.sendText(utf8);
+                s.sendText(utf8.array(), utf8.offset(), utf8.length());
             } else {
-                ws.send(new String(utf8, java.nio.charset.StandardCharsets.UTF_8), true);
+                ws.send(utf8.toString(), true);
             }
-            return utf8.length;
+            return utf8.length();
         }
         String s = (String) frame;
         ws.send(s, true);

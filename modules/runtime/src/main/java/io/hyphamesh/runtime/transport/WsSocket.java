@@ -448,8 +448,15 @@ final class WsSocket implements ServerConnection, WsSession {
     }
 
     /** A whole text message whose payload is already UTF-8 (an answer assembled as bytes). */
-    void sendText(byte[] utf8) {
-        sendData(OP_TEXT, utf8, true);
+    void sendText(byte[] utf8, int offset, int length) {
+        sendLock.lock();
+        try {
+            int frameOp = sendContinues ? OP_CONTINUATION : OP_TEXT;
+            sendContinues = false;
+            write(frameOp, true, utf8, offset, length);
+        } finally {
+            sendLock.unlock();
+        }
     }
 
     @Override
@@ -528,7 +535,10 @@ final class WsSocket implements ServerConnection, WsSession {
     private static final int SEPARATE_PAYLOAD_BYTES = 16 * 1024;
 
     private void write(int op, boolean fin, byte[] payload) {
-        int n = payload.length;
+        write(op, fin, payload, 0, payload.length);
+    }
+
+    private void write(int op, boolean fin, byte[] payload, int offset, int n) {
         int header = n < 126 ? 2 : n <= 0xFFFF ? 4 : 10;
         byte[] frame = new byte[n >= SEPARATE_PAYLOAD_BYTES ? header : header + n];
         frame[0] = (byte) ((fin ? 0x80 : 0) | op);
@@ -547,10 +557,13 @@ final class WsSocket implements ServerConnection, WsSession {
         if (frame.length == header) {
             // a page of entries, a big body: two writes cost less than copying it once more
             ctx.dataWriter().writeNow(BufferData.create(frame));
-            ctx.dataWriter().writeNow(BufferData.create(payload));
+            // not BufferData.create(payload, offset, n): Helidon 4.2.0's FixedBufferData writes
+            // offset + n bytes from offset (its end index as the count), stray bytes after the frame
+            ctx.dataWriter().writeNow(offset == 0 && n == payload.length ? BufferData.create(payload)
+                    : BufferData.createReadOnly(payload, offset, n));
             return;
         }
-        System.arraycopy(payload, 0, frame, header, n);
+        System.arraycopy(payload, offset, frame, header, n);
         ctx.dataWriter().writeNow(BufferData.create(frame));
     }
 

@@ -195,6 +195,41 @@ public abstract class GroupCommitTest {
     }
 
     @Test
+    public void anyRangeOfALogStoredInManyChunksReadsBackExactlyItsEntries() throws Exception {
+        // bodies of 10 bytes to 20 KB, appended in runs of 1 to 700: chunks of very different spans
+        ObjectId oid = ObjectId.log("w1", "ranges");
+        int shard = storage.shardOf(oid);
+        long id = storage.newObjectId(shard);
+        java.util.Random random = new java.util.Random(7);
+        List<LogEntry> all = new ArrayList<>();
+        long seq = 1;
+        while (seq <= 6000) {
+            int run = 1 + random.nextInt(700);
+            List<LogEntry> batch = new ArrayList<>();
+            for (int i = 0; i < run; i++, seq++) {
+                int pad = random.nextInt(50) == 0 ? 20_000 : random.nextInt(40);
+                batch.add(new LogEntry(seq, 1000 + seq, "{\"n\":" + seq + ",\"s\":\"é" + "x".repeat(pad) + "\"}"));
+            }
+            storage.submit(shard, WriteOwner.NONE, new Write.AppendEntries(id, batch)).get(30, TimeUnit.SECONDS);
+            all.addAll(batch);
+        }
+        long last = all.size();
+        for (int k = 0; k < 300; k++) {
+            long from = 1 + random.nextInt((int) last);
+            long to = Math.min(last, from + random.nextInt(3000));
+            int limit = 1 + random.nextInt(1200);
+            boolean descending = random.nextBoolean();
+            List<LogEntry> want = new ArrayList<>(all.subList((int) from - 1, (int) to));
+            if (descending) {
+                java.util.Collections.reverse(want);
+            }
+            want = want.subList(0, Math.min(limit, want.size()));
+            assertEquals(want, storage.readLog(shard, id, from, to, limit, descending),
+                    "from " + from + " to " + to + " limit " + limit + (descending ? " descending" : ""));
+        }
+    }
+
+    @Test
     public void eachWaiterIsAcknowledgedExactlyWhenItsDataIsStored() throws Exception {
         // Many concurrent submissions, some poisoned: every completed one is stored, every failed one is not.
         ObjectId oid = ObjectId.log("w1", "mixed");
