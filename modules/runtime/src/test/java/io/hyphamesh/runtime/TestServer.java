@@ -163,10 +163,23 @@ public final class TestServer implements AutoCloseable {
         port = server.port();
     }
 
-    /** Stops and starts again on the same port and data directory. */
+    /**
+     * Stops and starts again on the same port and data directory. The port is bound again within a
+     * bound: CI once found it "already in use" right after the close (the old listener's socket, or
+     * a process outside the tests' port reservations, holding it for a moment); a port still held
+     * after 15 s fails the start as before.
+     */
     public void restart() {
         server.close();
-        boot(port);
+        int p = port;
+        org.awaitility.Awaitility.await("port " + p + " bound again after the restart").atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(50))
+                .ignoreExceptionsMatching(e -> e instanceof IllegalStateException
+                        && String.valueOf(e.getMessage()).contains("already in use"))
+                .until(() -> {
+                    boot(p);
+                    return true;
+                });
     }
 
     public void stop() {
