@@ -50,7 +50,11 @@ make_cache() {
   local root="aot-training-$RANDOM$RANDOM" port pid ok=0
   for attempt in 1 2 3; do
     port=$(( 20000 + RANDOM % 12000 ))
-    "$JAVA" "$@" -XX:AOTCacheOutput="$cache.tmp" -jar "$jar" --host=127.0.0.1 --port="$port" \
+    # classes only, no method profiles (AOTRecordTraining off): a server started with JDK 25.0.3's
+    # training replay recompiled WsSocket.readFrame 120-150 times in 10 s of a reconnect storm, C2
+    # alternating levels 2 and 4 for ever (DECISIONS.md); the profiles also made starts slower
+    "$JAVA" "$@" -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining -XX:AOTCacheOutput="$cache.tmp" \
+      -jar "$jar" --host=127.0.0.1 --port="$port" \
       --data-dir="$dir/data" --root-token="$root" >"$dir/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do

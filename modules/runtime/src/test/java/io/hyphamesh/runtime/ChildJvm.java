@@ -160,7 +160,8 @@ public final class ChildJvm {
             int port = TestServer.freePort();
             List<String> cmd = new ArrayList<>(List.of(java(), "-Xmx256m"));
             cmd.addAll(TestServer.CHILD_JVM);
-            cmd.addAll(List.of("-XX:AOTCacheOutput=" + out, "-cp", String.join(File.pathSeparator, classPath()),
+            // classes only, as scripts/aot-cache.sh makes it: no method profiles to replay
+            cmd.addAll(List.of("-XX:+UnlockDiagnosticVMOptions", "-XX:-AOTRecordTraining", "-XX:AOTCacheOutput=" + out, "-cp", String.join(File.pathSeparator, classPath()),
                     Main.class.getName(), "--port=" + port, "--host=127.0.0.1", "--data-dir=" + data.resolve("data"),
                     "--root-token=" + TestServer.ROOT, "--storage.shards=2"));
             p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
