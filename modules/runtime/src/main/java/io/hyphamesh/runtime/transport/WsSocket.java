@@ -12,7 +12,6 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 import io.helidon.common.buffers.BufferData;
-import io.helidon.common.buffers.DataReader;
 import io.helidon.common.concurrency.limits.Limit;
 import io.helidon.common.socket.SocketContext;
 import io.helidon.webserver.CloseConnectionException;
@@ -58,10 +57,9 @@ final class WsSocket implements ServerConnection, WsSession {
     private static final int NO_MESSAGE = -1;
     /** A message buffer larger than this is dropped after use, so idle sockets stay small. */
     private static final int KEEP_BUFFER_BYTES = 64 * 1024;
-    private static final int SKIP_CHUNK = 1 << 20;
 
     private final ConnectionContext ctx;
-    private final DataReader reader;
+    private final WsInput input;
     private final SocketListener listener;
     private final int maxMessageBytes;
     private final ReentrantLock sendLock = new ReentrantLock();
@@ -83,7 +81,7 @@ final class WsSocket implements ServerConnection, WsSession {
     private int messageLength;
     private long skippedBytes;
     /** The first bytes of a message being skipped, where a request's {@code id} usually is. */
-    private final byte[] head = new byte[HEAD_BYTES];
+    private byte[] head;
     private int headLength;
     static final int HEAD_BYTES = 256;
     private final Utf8 utf8 = new Utf8();
@@ -100,7 +98,7 @@ final class WsSocket implements ServerConnection, WsSession {
 
     WsSocket(ConnectionContext ctx, SocketListener listener, int maxMessageBytes) {
         this.ctx = ctx;
-        this.reader = ctx.dataReader();
+        this.input = WsInput.of(ctx);
         this.listener = listener;
         this.maxMessageBytes = maxMessageBytes;
     }
@@ -118,7 +116,7 @@ final class WsSocket implements ServerConnection, WsSession {
             listener.onOpen(this);
             while (canRun && readFrame()) {
                 lastReadNanos = System.nanoTime();
-                if (reader.available() == 0 && commits.owes()) {
+                if (input.available() == 0 && commits.owes()) {
                     lead(commits);
                 }
             }
@@ -159,8 +157,8 @@ final class WsSocket implements ServerConnection, WsSession {
 
     /** Reads and handles one frame; false when the close handshake ended the socket. */
     private boolean readFrame() {
-        int b0 = reader.read() & 0xFF;
-        int b1 = reader.read() & 0xFF;
+        int b0 = input.read() & 0xFF;
+        int b1 = input.read() & 0xFF;
         boolean fin = (b0 & 0x80) != 0;
         int op = b0 & 0x0F;
         if ((b0 & 0x70) != 0) {
@@ -193,7 +191,7 @@ final class WsSocket implements ServerConnection, WsSession {
         }
         byte[] mask = new byte[4];
         for (int i = 0; i < 4; i++) {
-            mask[i] = reader.read();
+            mask[i] = input.read();
         }
         switch (op) {
             case OP_CLOSE, OP_PING, OP_PONG -> {
@@ -246,6 +244,9 @@ final class WsSocket implements ServerConnection, WsSession {
         } else {
             // binary messages are refused whole and oversize ones are counted, never buffered
             if (text && skippedBytes == 0) {
+                if (head == null) {
+                    head = new byte[HEAD_BYTES]; // made when first needed: most sockets never skip
+                }
                 headLength = Math.min(messageLength, HEAD_BYTES); // kept fragments: their first bytes
                 System.arraycopy(message, 0, head, 0, headLength);
             }
@@ -265,11 +266,7 @@ final class WsSocket implements ServerConnection, WsSession {
                     done += n;
                 }
             } else {
-                for (long left = length; left > 0; ) {
-                    int n = (int) Math.min(left, SKIP_CHUNK);
-                    reader.skip(n);
-                    left -= n;
-                }
+                input.skip(length);
             }
         }
         if (fin) {
@@ -401,21 +398,14 @@ final class WsSocket implements ServerConnection, WsSession {
     private long readUnsigned(int bytes) {
         long v = 0;
         for (int i = 0; i < bytes; i++) {
-            v = (v << 8) | (reader.read() & 0xFF);
+            v = (v << 8) | (input.read() & 0xFF);
         }
         return v;
     }
 
     /** Reads {@code length} payload bytes, unmasking from position {@code maskAt} of the mask. */
     private void readMasked(byte[] into, int offset, int length, byte[] mask, int maskAt) {
-        int done = 0;
-        while (done < length) {
-            reader.ensureAvailable();
-            int n = Math.min(length - done, reader.available());
-            BufferData chunk = reader.readBuffer(n);
-            chunk.read(into, offset + done, n);
-            done += n;
-        }
+        input.readFully(into, offset, length);
         for (int i = 0; i < length; i++) {
             into[offset + i] ^= mask[(maskAt + i) & 3];
         }

@@ -57,6 +57,11 @@ public final class WireSocket implements AutoCloseable {
 
     /** Opens and upgrades a socket to {@code /v1/workspaces/{ws}/connect}; fails unless the answer is 101. */
     public static WireSocket open(int port, String ws, String token) {
+        return open(port, ws, token, new byte[0]);
+    }
+
+    /** As {@link #open(int, String, String)}, with {@code behind} (frames) sent in the same write as the request. */
+    public static WireSocket open(int port, String ws, String token, byte[] behind) {
         try {
             Socket s = new Socket("127.0.0.1", port);
             s.setTcpNoDelay(true);
@@ -67,13 +72,16 @@ public final class WireSocket implements AutoCloseable {
                     + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
                     + "Sec-WebSocket-Key: " + Base64.getEncoder().encodeToString(nonce) + "\r\n"
                     + "Authorization: Bearer " + token + "\r\n\r\n";
-            s.getOutputStream().write(req.getBytes(StandardCharsets.US_ASCII));
-            String head = readHead(s.getInputStream());
-            if (!head.startsWith("HTTP/1.1 101")) {
+            byte[] head = req.getBytes(StandardCharsets.US_ASCII);
+            byte[] all = java.util.Arrays.copyOf(head, head.length + behind.length);
+            System.arraycopy(behind, 0, all, head.length, behind.length);
+            s.getOutputStream().write(all);
+            String answer = readHead(s.getInputStream());
+            if (!answer.startsWith("HTTP/1.1 101")) {
                 s.close();
-                throw new AssertionError("upgrade refused: " + head);
+                throw new AssertionError("upgrade refused: " + answer);
             }
-            return new WireSocket(s, head);
+            return new WireSocket(s, answer);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -183,6 +183,68 @@ class WsProtocolTest {
         }
     }
 
+    /** A ping request padded with JSON whitespace to {@code size} bytes (too large past the limit). */
+    private static byte[] paddedPing(int id, int size) {
+        String head = "{\"id\":" + id + ",\"op\":\"ping\"";
+        return WireSocket.frame(0x80 | WireSocket.OP_TEXT,
+                (head + " ".repeat(Math.max(0, size - head.length() - 1)) + "}").getBytes(StandardCharsets.UTF_8), true);
+    }
+
+    /** Reads answers until every id in 1..n is answered once; fails on a gap, a duplicate or a close. */
+    private static void expectAnswers(WireSocket s, int n) {
+        java.util.BitSet seen = new java.util.BitSet();
+        java.util.regex.Pattern re = java.util.regex.Pattern.compile("\"re\":(\\d+),");
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (seen.cardinality() < n && System.nanoTime() < deadline) {
+            WireSocket.Frame f = s.next(10_000);
+            assertTrue(f != null && f.op() == WireSocket.OP_TEXT, "socket ended or went quiet after "
+                    + seen.cardinality() + " of " + n + " answers");
+            java.util.regex.Matcher m = re.matcher(f.text());
+            while (m.find()) {
+                int id = Integer.parseInt(m.group(1));
+                assertTrue(id >= 1 && id <= n && !seen.get(id), "unexpected or repeated answer " + id);
+                seen.set(id);
+            }
+        }
+        assertEquals(n, seen.cardinality(), "answers");
+    }
+
+    @Test
+    void framesSentInTheSameWriteAsTheUpgradeRequestAreRead() {
+        // Helidon reads them with the request: the socket's reader must take them from there first
+        byte[] behind = concat(paddedPing(1, 30), paddedPing(2, 700), paddedPing(3, 3000));
+        try (WireSocket s = WireSocket.open(server.port(), ws, token, behind)) {
+            expectAnswers(s, 3);
+        }
+    }
+
+    @Test
+    void pipelinedFramesOfEverySizeAreReadWholeInOneWriteOrInRaggedPieces() {
+        // sizes from one byte past a header to many buffers long, kept and refused as too large, so
+        // that frames start, end and are cut at every position of the server's read buffer
+        int[] sizes = {22, 23, 130, 511, 512, 513, 1000, 4096, 4097, 8191, 8192, 9000, 20_000, 70_000};
+        java.util.Random random = new java.util.Random(42);
+        int n = 300;
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (int id = 1; id <= n; id++) {
+            all.writeBytes(paddedPing(id, sizes[random.nextInt(sizes.length)]));
+        }
+        byte[] bytes = all.toByteArray();
+        try (WireSocket s = open()) {
+            s.write(bytes);
+            expectAnswers(s, n);
+        }
+        try (WireSocket s = open()) {
+            for (int at = 0; at < bytes.length; ) {
+                int piece = Math.min(bytes.length - at, 1 + random.nextInt(random.nextBoolean() ? 16 : 3000));
+                s.write(java.util.Arrays.copyOfRange(bytes, at, at + piece));
+                at += piece;
+            }
+            expectAnswers(s, n);
+        }
+        canary();
+    }
+
     @Test
     void aFrameCutShortByTheClientEndsOnlyThatSocket() {
         try (WireSocket s = open()) {

@@ -1,0 +1,185 @@
+package io.hyphamesh.runtime.transport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Field;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import io.helidon.common.buffers.DataReader;
+import io.helidon.common.socket.HelidonSocket;
+import io.helidon.common.socket.PlainSocket;
+import io.helidon.webserver.ConnectionContext;
+
+/**
+ * The bytes of one upgraded socket, read straight from the socket's stream into a buffer sized to
+ * what arrives: 512 bytes while requests come one by one (an idle socket blocks in its read with
+ * no more than that), doubling up to 8 KiB while reads fill it, back to 512 after a run of small
+ * reads; a payload at least as long as the buffer is read into its destination without a copy.
+ * <p>
+ * Helidon 4.2.0 reads a socket through {@code PlainSocket.get()}, which reads into a fixed 8 KiB
+ * array held for the connection's life and copies each read into a new array. Once the upgrade is
+ * done this class is the socket's only reader, so it takes the socket's {@code InputStream} and
+ * drops that array (replaced by a small one, in case anything reads through Helidon again): about
+ * half of an idle socket's heap. Both fields are private to Helidon (pinned at 4.2.0 in the build);
+ * where they cannot be reached the bytes come through Helidon's {@link DataReader} as before, and
+ * {@code IdleSocketMemoryTest} shows the difference. Bytes Helidon read past the upgrade request (a
+ * first frame sent right behind it) are taken from the {@link DataReader} first.
+ * <p>
+ * Reader thread only. A socket that ends (FIN, reset, a local close, an interrupt) ends a read with
+ * an unchecked exception.
+ */
+final class WsInput {
+    private static final Logger LOG = Logger.getLogger(WsInput.class.getName());
+    static final int MIN_BUFFER = 512;
+    static final int MAX_BUFFER = 8 * 1024;
+    /** Reads shorter than a quarter of the buffer in a row before it shrinks back to {@link #MIN_BUFFER}. */
+    private static final int SMALL_READS_TO_SHRINK = 16;
+    private static final Field STREAM = plainSocketField("inputStream");
+    private static final Field READ_BUFFER = plainSocketField("readBuffer");
+
+    private final DataReader reader;
+    /** The socket's own stream, or null to read through {@link #reader}. */
+    private final InputStream in;
+    private byte[] buf = new byte[MIN_BUFFER];
+    private int pos;
+    private int lim;
+    private int smallReads;
+
+    private WsInput(DataReader reader, InputStream in) {
+        this.reader = reader;
+        this.in = in;
+    }
+
+    /** The input of an upgraded connection: its stream when reachable, Helidon's reader otherwise. */
+    static WsInput of(ConnectionContext ctx) {
+        return new WsInput(ctx.dataReader(), takeStream(ctx.serverSocket()));
+    }
+
+    /** True when reads bypass Helidon's reader (for tests and the log). */
+    boolean direct() {
+        return in != null;
+    }
+
+    private static InputStream takeStream(HelidonSocket socket) {
+        if (STREAM == null || READ_BUFFER == null || !(socket instanceof PlainSocket)) {
+            return null;
+        }
+        try {
+            InputStream stream = (InputStream) STREAM.get(socket);
+            READ_BUFFER.set(socket, new byte[64]);
+            return stream;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.log(Level.FINE, "reading through Helidon's reader: socket stream not reachable", e);
+            return null;
+        }
+    }
+
+    private static Field plainSocketField(String name) {
+        try {
+            Field f = PlainSocket.class.getDeclaredField(name);
+            f.setAccessible(true);
+            return f;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.log(Level.FINE, () -> "PlainSocket." + name + " not reachable (" + e + "): reading through Helidon");
+            return null;
+        }
+    }
+
+    /** Bytes read from the socket and not yet consumed (no read is made). */
+    int available() {
+        return lim - pos + reader.available();
+    }
+
+    /** The next byte; blocks until it arrives. */
+    byte read() {
+        if (pos == lim) {
+            fill();
+        }
+        return buf[pos++];
+    }
+
+    /** Reads exactly {@code length} bytes into {@code into} at {@code offset}; blocks until they arrive. */
+    void readFully(byte[] into, int offset, int length) {
+        int n = Math.min(length, lim - pos);
+        System.arraycopy(buf, pos, into, offset, n);
+        pos += n;
+        int done = n;
+        while (done < length) {
+            int left = length - done;
+            if (left >= buf.length && in != null && reader.available() == 0) {
+                done += readStream(into, offset + done, left); // a large payload: no copy through buf
+            } else {
+                fill();
+                n = Math.min(left, lim - pos);
+                System.arraycopy(buf, pos, into, offset + done, n);
+                pos += n;
+                done += n;
+            }
+        }
+    }
+
+    /** Discards exactly {@code length} bytes; blocks until they arrive. */
+    void skip(long length) {
+        long left = length;
+        while (left > 0) {
+            if (pos == lim) {
+                fill();
+            }
+            int n = (int) Math.min(left, lim - pos);
+            pos += n;
+            left -= n;
+        }
+    }
+
+    /** Reads at least one byte into the (empty or partly consumed) buffer. */
+    private void fill() {
+        if (pos == lim) {
+            pos = 0;
+            lim = 0;
+            if (buf.length > MIN_BUFFER && smallReads >= SMALL_READS_TO_SHRINK) {
+                buf = new byte[MIN_BUFFER];
+                smallReads = 0;
+            }
+        } else if (pos > 0) {
+            System.arraycopy(buf, pos, buf, 0, lim - pos);
+            lim -= pos;
+            pos = 0;
+        }
+        if (lim == buf.length) {
+            buf = java.util.Arrays.copyOf(buf, Math.min(MAX_BUFFER, buf.length * 2));
+        }
+        int space = buf.length - lim;
+        int n;
+        if (reader.available() > 0 || in == null) {
+            reader.ensureAvailable(); // blocks; throws when the socket ended
+            n = Math.min(space, reader.available());
+            reader.readBuffer(n).read(buf, lim, n);
+        } else {
+            n = readStream(buf, lim, space);
+        }
+        lim += n;
+        if (n == space && buf.length < MAX_BUFFER) {
+            buf = java.util.Arrays.copyOf(buf, Math.min(MAX_BUFFER, buf.length * 2)); // reads fill it: grow
+            smallReads = 0;
+        } else if (n < buf.length / 4) {
+            smallReads++;
+        } else {
+            smallReads = 0;
+        }
+    }
+
+    private int readStream(byte[] into, int offset, int length) {
+        int n;
+        try {
+            n = in.read(into, offset, length);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (n < 0) {
+            throw new UncheckedIOException(new java.io.EOFException("socket ended"));
+        }
+        return n;
+    }
+}
