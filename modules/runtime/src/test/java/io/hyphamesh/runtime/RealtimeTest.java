@@ -174,6 +174,33 @@ class RealtimeTest {
         }
     }
 
+    /**
+     * A routed call times out within about a sweep tick (100 ms) of its deadline, although the
+     * sweeper looks at every socket only once a second: a provider owed answers is watched.
+     */
+    @Test
+    void aRoutedCallTimesOutWithinATickOfItsDeadline() {
+        String ws = server.newWorkspace();
+        try (HyphaClient provider = server.client(ws, "read_write", "provider");
+             HyphaClient consumer = server.client(ws, "read", "consumer")) {
+            provider.register("calc", new Calc());
+            long[] millis = new long[7];
+            for (int i = 0; i < millis.length; i++) {
+                long start = System.nanoTime();
+                HyphaException e = assertThrows(HyphaException.class,
+                        () -> consumer.call("calc", "sleepThenReturn", Duration.ofMillis(200), 3000));
+                assertEquals(ErrorCode.TIMEOUT, e.code());
+                // the server's answer, not the client's own deadline (250 ms after the call's)
+                assertEquals("call timed out", e.getMessage(), "call " + i);
+                millis[i] = (System.nanoTime() - start) / 1_000_000;
+            }
+            java.util.Arrays.sort(millis);
+            // swept once a second only, most would wait past the client's own deadline instead
+            assertTrue(millis[millis.length / 2] < 420, "median time to a 200 ms timeout: "
+                    + millis[millis.length / 2] + " ms of " + java.util.Arrays.toString(millis));
+        }
+    }
+
     @Test
     void aSlowProviderTimesOut() {
         String ws = server.newWorkspace();

@@ -104,6 +104,8 @@ final class Connection implements Session {
     /** Characters written since the peer's last frame (a heuristic: racy updates are harmless). */
     private volatile long writtenSinceHeard;
     private volatile long lastPingNanos = System.nanoTime();
+    /** In the transport's every-tick sweep set (see {@link Transport#watch}). */
+    volatile boolean watched;
     /** The peer closed the socket with 1000 or 1001 before the server closed it. */
     private volatile boolean leftDeliberately;
     private final long stallNanos;
@@ -304,6 +306,8 @@ final class Connection implements Session {
             return false;
         }
         calls.put(callId, new InboundCall(consumer, deadlineNanos));
+        // after the put: a sweep that lets this socket go re-checks the calls after clearing the flag
+        transport.watch(this);
         if (!open.get()) {
             // raced with close: close() may have missed this entry
             InboundCall c = calls.remove(callId);
@@ -565,11 +569,16 @@ final class Connection implements Session {
 
     // ---------------------------------------------------------------- periodic
 
+    /** True while this socket must be swept every tick: it is owed answers, or its token expires before {@code horizonMillis}. */
+    boolean needsEverySweep(long horizonMillis) {
+        return open.get() && (!calls.isEmpty() || principal.validUntil() <= horizonMillis);
+    }
+
     /**
-     * Called by the transport's sweeper (every 100 ms, for every socket): expire calls, ping, close
-     * idle or expired sockets. An idle socket costs a few field reads here: with 10,000 of them
-     * open, iterating each one's empty call map and reading the clock per socket was a tenth of
-     * the server's CPU.
+     * Called by the transport's sweeper (once a second for every socket, every 100 ms for those it
+     * watches: see {@link Transport#watch}): expire calls, ping, close idle or expired sockets. An
+     * idle socket costs a few field reads here: with 10,000 of them open, iterating each one's empty
+     * call map and reading the clock per socket was a tenth of the server's CPU.
      */
     void sweep(long now, long nowMillis, long idleTimeoutNanos, long pingIntervalNanos) {
         if (!open.get()) {
