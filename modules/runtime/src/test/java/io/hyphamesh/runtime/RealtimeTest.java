@@ -176,7 +176,10 @@ class RealtimeTest {
 
     /**
      * A routed call times out within about a sweep tick (100 ms) of its deadline, although the
-     * sweeper looks at every socket only once a second: a provider owed answers is watched.
+     * sweeper looks at every socket only once a second: a provider owed answers is watched. The
+     * client gives up on its own 250 ms after the call's deadline; were the provider swept once a
+     * second only, about four calls in five would reach that (200 ms + a uniform 0-1000 ms wait).
+     * A busy machine may delay a few answers, so six of nine must beat it.
      */
     @Test
     void aRoutedCallTimesOutWithinATickOfItsDeadline() {
@@ -184,20 +187,21 @@ class RealtimeTest {
         try (HyphaClient provider = server.client(ws, "read_write", "provider");
              HyphaClient consumer = server.client(ws, "read", "consumer")) {
             provider.register("calc", new Calc());
-            long[] millis = new long[7];
+            long[] millis = new long[9];
+            int fast = 0;
             for (int i = 0; i < millis.length; i++) {
                 long start = System.nanoTime();
                 HyphaException e = assertThrows(HyphaException.class,
                         () -> consumer.call("calc", "sleepThenReturn", Duration.ofMillis(200), 3000));
                 assertEquals(ErrorCode.TIMEOUT, e.code());
-                // the server's answer, not the client's own deadline (250 ms after the call's)
-                assertEquals("call timed out", e.getMessage(), "call " + i);
                 millis[i] = (System.nanoTime() - start) / 1_000_000;
+                // the server's answer, not the client's own deadline (450 ms after the call)
+                if (e.getMessage().equals("call timed out") && millis[i] < 420) {
+                    fast++;
+                }
             }
-            java.util.Arrays.sort(millis);
-            // swept once a second only, most would wait past the client's own deadline instead
-            assertTrue(millis[millis.length / 2] < 420, "median time to a 200 ms timeout: "
-                    + millis[millis.length / 2] + " ms of " + java.util.Arrays.toString(millis));
+            assertTrue(fast >= 6, fast + " of 9 calls timed out by the server within 420 ms: "
+                    + java.util.Arrays.toString(millis));
         }
     }
 
