@@ -133,35 +133,28 @@ final class WsInput {
         }
     }
 
-    /** Reads at least one byte into the (empty or partly consumed) buffer. */
+    /**
+     * Reads at least one byte into the buffer. Every caller has consumed the buffer whole first (a
+     * frame's bytes are taken one at a time or copied out as they come), so the read starts at 0.
+     */
     private void fill() {
-        if (pos == lim) {
-            pos = 0;
-            lim = 0;
-            if (buf.length > MIN_BUFFER && smallReads >= SMALL_READS_TO_SHRINK) {
-                buf = new byte[MIN_BUFFER];
-                smallReads = 0;
-            }
-        } else if (pos > 0) {
-            System.arraycopy(buf, pos, buf, 0, lim - pos);
-            lim -= pos;
-            pos = 0;
+        pos = 0;
+        lim = 0;
+        if (buf.length > MIN_BUFFER && smallReads >= SMALL_READS_TO_SHRINK) {
+            buf = new byte[MIN_BUFFER];
+            smallReads = 0;
         }
-        if (lim == buf.length) {
-            buf = java.util.Arrays.copyOf(buf, Math.min(MAX_BUFFER, buf.length * 2));
-        }
-        int space = buf.length - lim;
         int n;
         if (reader.available() > 0 || in == null) {
             reader.ensureAvailable(); // blocks; throws when the socket ended
-            n = Math.min(space, reader.available());
-            reader.readBuffer(n).read(buf, lim, n);
+            n = Math.min(buf.length, reader.available());
+            reader.readBuffer(n).read(buf, 0, n);
         } else {
-            n = readStream(buf, lim, space);
+            n = readStream(buf, 0, buf.length);
         }
-        lim += n;
-        if (n == space && buf.length < MAX_BUFFER) {
-            buf = java.util.Arrays.copyOf(buf, Math.min(MAX_BUFFER, buf.length * 2)); // reads fill it: grow
+        lim = n;
+        if (n == buf.length && buf.length < MAX_BUFFER) {
+            buf = java.util.Arrays.copyOf(buf, buf.length * 2); // reads fill it: grow
             smallReads = 0;
         } else if (n < buf.length / 4) {
             smallReads++;
