@@ -87,6 +87,11 @@ final class WsInput {
         }
     }
 
+    /** The size of the read buffer now (for tests). */
+    int bufferBytes() {
+        return buf.length;
+    }
+
     /** Bytes read from the socket and not yet consumed (no read is made). */
     int available() {
         return lim - pos + reader.available();
