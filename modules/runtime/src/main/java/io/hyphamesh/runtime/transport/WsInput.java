@@ -57,7 +57,7 @@ final class WsInput {
         return new WsInput(ctx.dataReader(), takeStream(ctx.serverSocket()));
     }
 
-    /** True when reads bypass Helidon's reader (for tests and the log). */
+    /** True when reads bypass Helidon's reader (for tests). */
     boolean direct() {
         return in != null;
     }
