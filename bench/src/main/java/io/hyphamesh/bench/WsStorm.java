@@ -1,20 +1,24 @@
 package io.hyphamesh.bench;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +51,10 @@ import org.HdrHistogram.Histogram;
 final class WsStorm {
     static final int CALLERS = 8;
     static final Duration GIVE_UP = Duration.ofSeconds(60);
+    /** The longest the callers run after the warm-up storm for both JITs to settle. */
+    static final Duration JIT_SETTLE_MAX = Duration.ofSeconds(40);
+    /** Seconds of the storm broken down in {@code storm_p99_us_by_second} (later calls count in the last). */
+    private static final int BY_SECOND = 30;
     private static final Pattern RETRY_AFTER_MS = Pattern.compile("\"retry_after_ms\"\\s*:\\s*(\\d+)");
 
     private WsStorm() {
@@ -87,6 +95,12 @@ final class WsStorm {
         // where the callers record: idle, then the storm (null: not recorded, e.g. the warm-up)
         AtomicReference<Histogram> into = new AtomicReference<>();
         AtomicLong lastEnd = new AtomicLong();
+        // the storm's calls by the second they ended in (from the storm's start): where its tail comes from
+        AtomicLong stormStart = new AtomicLong();
+        ConcurrentHistogram[] bySecond = new ConcurrentHistogram[BY_SECOND];
+        for (int i = 0; i < BY_SECOND; i++) {
+            bySecond[i] = new ConcurrentHistogram(3);
+        }
         AtomicLong idleGap = new AtomicLong();
         AtomicLong stormGap = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
@@ -103,6 +117,10 @@ final class WsStorm {
                         if (h != null) {
                             long t1 = System.nanoTime();
                             h.recordValue(t1 - t0);
+                            if (h == stormH) {
+                                int sec = (int) Math.min(BY_SECOND - 1, (t1 - stormStart.get()) / 1_000_000_000L);
+                                bySecond[sec].recordValue(t1 - t0);
+                            }
                             // the longest time in which no caller's call ended: a stall of every caller at
                             // once shows here as itself, where the histogram counts it once per caller
                             long gap = t1 - lastEnd.getAndSet(t1);
@@ -135,16 +153,22 @@ final class WsStorm {
         // then the idle phase lets its garbage go
         Wave warm;
         Wave wave;
+        double[] settle;
         long stormNanos;
         try (Source source = Source.start(tmp, server.api().base(), request, sources)) {
             warm = source.wave(target);
             source.closeAll();
             awaitSockets(server, CALLERS + 1, Duration.ofSeconds(30));
+            // the callers go on, unrecorded, until neither the server's compilers nor the harness's are busy:
+            // this server is fresh, and its JIT still took 15% of its CPU in the idle phase and up to 29% in
+            // the storm when the idle phase began right after the warm-up storm
+            settle = settleJit(pid.orElse(-1L));
             lastEnd.set(System.nanoTime());
             into.set(idleH);
             Thread.sleep(idle.toMillis());
 
             lastEnd.set(System.nanoTime());
+            stormStart.set(System.nanoTime());
             into.set(stormH);
             wave = source.wave(target);
             stormNanos = wave.nanos;
@@ -158,6 +182,16 @@ final class WsStorm {
         long serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L)
                 - warm.refused503.get();
         long admitted = wave.admittedCount.get();
+        List<Long> callsBySecond = new ArrayList<>();
+        List<Double> p99BySecond = new ArrayList<>();
+        for (ConcurrentHistogram h : bySecond) {
+            callsBySecond.add(h.getTotalCount());
+            p99BySecond.add(h.getTotalCount() == 0 ? 0 : Row.round(h.getValueAtPercentile(99) / 1e3, 1));
+        }
+        while (!callsBySecond.isEmpty() && callsBySecond.getLast() == 0) {
+            callsBySecond.removeLast();
+            p99BySecond.removeLast();
+        }
         double idleP99 = idleH.getValueAtPercentile(99) / 1e3;
         double stormP99 = stormH.getValueAtPercentile(99) / 1e3;
         double ratio = idleP99 > 0 ? stormP99 / idleP99 : -1;
@@ -172,7 +206,9 @@ final class WsStorm {
                 .put("idle_p99_us", Row.round(idleP99, 1)).put("storm_p99_us", Row.round(stormP99, 1))
                 .put("storm_p99_over_idle", Row.round(ratio, 2))
                 .put("idle_longest_stall_ms", Row.round(idleGap.get() / 1e6, 1))
-                .put("storm_longest_stall_ms", Row.round(stormGap.get() / 1e6, 1)).put("within_bound", ratio >= 0 && ratio <= 2.0)
+                .put("storm_longest_stall_ms", Row.round(stormGap.get() / 1e6, 1))
+                .put("storm_calls_by_second", callsBySecond).put("storm_p99_us_by_second", p99BySecond)
+                .put("jit_settle_s", Row.round(settle[0], 1)).put("jit_settled", settle[1] > 0).put("within_bound", ratio >= 0 && ratio <= 2.0)
                 .put("storm_s", Row.round(stormNanos / 1e9, 2))
                 .put("all_admitted_after_ms", admitted > 0 ? wave.lastAdmitNanos.get() / 1_000_000 : -1)
                 .put("rpc_errors", callErrors.get());
@@ -196,6 +232,9 @@ final class WsStorm {
                         + " JVMs' upgrade, refusal and close paths: %,d admitted, %,d gave up, %,d failed%s",
                 warm.admittedCount.get(), warm.gaveUp.get(), warm.failed.get(),
                 warm.firstFailure.get() != null ? " (first: " + warm.firstFailure.get() + ")" : ""));
+        r.note(String.format(Locale.ROOT, "then the callers ran unrecorded for %.0f s until %s", settle[0],
+                settle[1] > 0 ? "neither JIT compiled more than " + HyphaScenarios.JIT_QUIET_MS + " ms in "
+                        + HyphaScenarios.JIT_WINDOW.toSeconds() + " s" : "the cap, the JITs still compiling"));
         if (wave.firstFailure.get() != null) {
             r.note("first storm socket failure: " + wave.firstFailure.get());
         }
@@ -218,7 +257,7 @@ final class WsStorm {
         final URI base;
         final String request;
         final int sources;
-        final ConcurrentLinkedQueue<Socket> open = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedQueue<SocketChannel> open = new ConcurrentLinkedQueue<>();
         final AtomicLong admittedCount = new AtomicLong();
         /** When the last admitted socket was admitted, after the wave began. */
         final AtomicLong lastAdmitNanos = new AtomicLong();
@@ -236,55 +275,94 @@ final class WsStorm {
             this.sources = sources;
         }
 
-        void run(int n) throws InterruptedException {
+        /**
+         * Runs the wave on this one thread: non-blocking sockets on one selector, the attempts due
+         * (first the spread arrivals, then the refused ones' retries) in a queue by time. A thread per
+         * attempt, as this harness first had, cost the storm's process ~0.8 of a core while the storm
+         * arrived: CPU taken from the server and the measured callers on this 2-core machine, where a
+         * real storm comes from other machines.
+         */
+        void run(int n) throws IOException {
             long start = System.nanoTime();
             long deadline = start + GIVE_UP.toNanos();
-            List<Thread> storm = new ArrayList<>(n);
+            InetSocketAddress server = new InetSocketAddress(base.getHost(), base.getPort());
+            PriorityQueue<long[]> due = new PriorityQueue<>(Comparator.comparingLong((long[] d) -> d[0]));
             for (int i = 0; i < n; i++) {
-                int me = i;
-                long at = start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, n);
-                storm.add(Thread.ofVirtual().start(() -> {
-                    sleepUntil(at);
-                    one("127.0.0." + (1 + me % sources), start, deadline);
-                }));
+                due.add(new long[] {start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, n), i});
             }
-            for (Thread t : storm) {
-                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 30_000));
+            int settled = 0;
+            long nextTimeoutScan = start + TimeUnit.SECONDS.toNanos(1);
+            try (Selector selector = Selector.open()) {
+                while (settled < n) {
+                    long now = System.nanoTime();
+                    while (!due.isEmpty() && due.peek()[0] <= now) {
+                        int me = (int) due.poll()[1];
+                        if (now > deadline) {
+                            gaveUp.incrementAndGet();
+                            settled++;
+                        } else if (!Attempt.begin(selector, server, "127.0.0." + (1 + me % sources), request, me, now)) {
+                            settled += failed(Attempt.lastFailure.get());
+                        }
+                    }
+                    long waitNanos = due.isEmpty() ? TimeUnit.MILLISECONDS.toNanos(100) : due.peek()[0] - now;
+                    if (waitNanos > 0) {
+                        selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)));
+                    } else {
+                        selector.selectNow();
+                    }
+                    now = System.nanoTime();
+                    for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
+                        SelectionKey key = it.next();
+                        it.remove();
+                        settled += settle((Attempt) key.attachment(), ((Attempt) key.attachment()).step(key), now, start, due);
+                    }
+                    if (now > nextTimeoutScan) {
+                        nextTimeoutScan = now + TimeUnit.SECONDS.toNanos(1);
+                        for (SelectionKey key : List.copyOf(selector.keys())) {
+                            if (key.isValid() && key.attachment() instanceof Attempt a && now > a.timeoutAt) {
+                                a.close();
+                                settled += failed("no answer within " + (a.connected ? "30 s" : "10 s (connect)"));
+                            }
+                        }
+                    }
+                }
             }
             nanos = System.nanoTime() - start;
         }
 
-        private void one(String from, long start, long deadline) {
-            while (true) {
-                if (System.nanoTime() > deadline) {
-                    gaveUp.incrementAndGet();
-                    return;
+        /** Counts an attempt's outcome; 1 when its storm socket is settled (admitted or failed). */
+        private int settle(Attempt a, Outcome outcome, long now, long start, PriorityQueue<long[]> due) {
+            switch (outcome) {
+                case PENDING -> {
+                    return 0;
                 }
-                Attempt a = attempt(base, from, request);
-                switch (a.outcome) {
-                    case ADMITTED -> {
-                        open.add(a.socket);
-                        admittedCount.incrementAndGet();
-                        lastAdmitNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
-                        return;
+                case ADMITTED -> {
+                    open.add(a.channel);
+                    admittedCount.incrementAndGet();
+                    lastAdmitNanos.accumulateAndGet(now - start, Math::max);
+                    return 1;
+                }
+                case REFUSED_503, REFUSED_1013 -> {
+                    (outcome == Outcome.REFUSED_503 ? refused503 : refused1013).incrementAndGet();
+                    long wait = a.retryAfterMs;
+                    if (wait < 0) {
+                        withoutRetryAfter.incrementAndGet();
+                        wait = 1000;
                     }
-                    case REFUSED_503, REFUSED_1013 -> {
-                        (a.outcome == Outcome.REFUSED_503 ? refused503 : refused1013).incrementAndGet();
-                        long wait = a.retryAfterMs;
-                        if (wait < 0) {
-                            withoutRetryAfter.incrementAndGet();
-                            wait = 1000;
-                        }
-                        sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(
-                                wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1)));
-                    }
-                    default -> {
-                        failed.incrementAndGet();
-                        firstFailure.compareAndSet(null, a.failure);
-                        return;
-                    }
+                    due.add(new long[] {now + TimeUnit.MILLISECONDS.toNanos(
+                            wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1)), a.index});
+                    return 0;
+                }
+                default -> {
+                    return failed(a.failure);
                 }
             }
+        }
+
+        private int failed(String failure) {
+            failed.incrementAndGet();
+            firstFailure.compareAndSet(null, failure);
+            return 1;
         }
 
         /** Its counts as one line (the source process's report); {@link #parse} reads it back. */
@@ -317,10 +395,10 @@ final class WsStorm {
 
         /** Closes every admitted socket with a close frame (masked, no payload). */
         void closeAll() {
-            Socket s;
+            SocketChannel s;
             while ((s = open.poll()) != null) {
                 try {
-                    s.getOutputStream().write(new byte[] {(byte) 0x88, (byte) 0x80, 1, 2, 3, 4});
+                    s.write(ByteBuffer.wrap(new byte[] {(byte) 0x88, (byte) 0x80, 1, 2, 3, 4}));
                     s.close();
                 } catch (IOException e) {
                     // the server may have closed it already
@@ -416,6 +494,30 @@ final class WsStorm {
         waves.forEach(Wave::closeAll);
     }
 
+    /**
+     * Waits until neither the server's compilers nor the harness's used more than
+     * {@link HyphaScenarios#JIT_QUIET_MS} in the last {@link HyphaScenarios#JIT_WINDOW}, at most
+     * {@link #JIT_SETTLE_MAX}: {seconds waited, 1 when settled else 0}.
+     */
+    private static double[] settleJit(long pid) throws InterruptedException {
+        long t0 = System.nanoTime();
+        long server = JitActivity.serverNanos(pid);
+        long client = JitActivity.clientNanos();
+        while (System.nanoTime() - t0 < JIT_SETTLE_MAX.toNanos()) {
+            Thread.sleep(HyphaScenarios.JIT_WINDOW.toMillis());
+            long s = JitActivity.serverNanos(pid);
+            long c = JitActivity.clientNanos();
+            boolean quiet = (s < 0 || s - server < HyphaScenarios.JIT_QUIET_MS * 1_000_000L)
+                    && (c < 0 || c - client < HyphaScenarios.JIT_QUIET_MS * 1_000_000L);
+            server = s;
+            client = c;
+            if (quiet) {
+                return new double[] {(System.nanoTime() - t0) / 1e9, 1};
+            }
+        }
+        return new double[] {(System.nanoTime() - t0) / 1e9, 0};
+    }
+
     /** Waits (bounded) until the server counts at most {@code sockets} open sockets. */
     private static void awaitSockets(HyphaTarget server, long sockets, Duration bound) throws Exception {
         long until = System.nanoTime() + bound.toNanos();
@@ -424,82 +526,197 @@ final class WsStorm {
         }
     }
 
-    private enum Outcome { ADMITTED, REFUSED_503, REFUSED_1013, FAILED }
+    private enum Outcome { PENDING, ADMITTED, REFUSED_503, REFUSED_1013, FAILED }
 
-    private record Attempt(Outcome outcome, Socket socket, long retryAfterMs, String failure) {
-    }
+    /**
+     * One upgrade from one source address, driven by {@link Wave#run}'s selector: connect, write the
+     * request, read the answer up to the hello frame. Admitted (the socket kept), refused (with its
+     * wait), or failed.
+     */
+    private static final class Attempt {
+        /** Why the last {@link #begin} failed (the wave's one thread only). */
+        static final AtomicReference<String> lastFailure = new AtomicReference<>();
 
-    /** One upgrade from source address {@code from}: admitted (the socket kept), refused (with its wait), or failed. */
-    private static Attempt attempt(URI base, String from, String request) {
-        Socket s = new Socket();
-        try {
-            s.bind(new InetSocketAddress(from, 0));
-            s.connect(new InetSocketAddress(base.getHost(), base.getPort()), 10_000);
-            s.setSoTimeout(30_000);
-            s.setTcpNoDelay(true);
-            byte[] key = new byte[16];
-            ThreadLocalRandom.current().nextBytes(key);
-            OutputStream out = s.getOutputStream();
-            out.write((request + Base64.getEncoder().encodeToString(key) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = new BufferedInputStream(s.getInputStream(), 1024);
-            String head = readHead(in);
+        final int index;
+        final SocketChannel channel;
+        final ByteBuffer out;
+        ByteBuffer in = ByteBuffer.allocate(1024);
+        long timeoutAt;
+        boolean connected;
+        int headEnd = -1;
+        long retryAfterMs = -1;
+        String failure;
+
+        private Attempt(int index, SocketChannel channel, ByteBuffer out, long now) {
+            this.index = index;
+            this.channel = channel;
+            this.out = out;
+            this.timeoutAt = now + TimeUnit.SECONDS.toNanos(10);
+        }
+
+        /** Opens and starts one attempt; false (with {@link #lastFailure}) when it failed at once. */
+        static boolean begin(Selector selector, InetSocketAddress server, String from, String request, int index, long now) {
+            SocketChannel ch = null;
+            try {
+                ch = SocketChannel.open();
+                ch.configureBlocking(false);
+                ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ch.bind(new InetSocketAddress(from, 0));
+                byte[] key = new byte[16];
+                ThreadLocalRandom.current().nextBytes(key);
+                Attempt a = new Attempt(index, ch, ByteBuffer.wrap((request + Base64.getEncoder().encodeToString(key)
+                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII)), now);
+                SelectionKey k = ch.register(selector, SelectionKey.OP_CONNECT, a);
+                if (ch.connect(server)) {
+                    a.onConnected(k, now);
+                }
+                return true;
+            } catch (IOException | RuntimeException e) {
+                lastFailure.set(Load.describe(e));
+                if (ch != null) {
+                    try {
+                        ch.close();
+                    } catch (IOException ignored) {
+                        // already failed
+                    }
+                }
+                return false;
+            }
+        }
+
+        private void onConnected(SelectionKey key, long now) throws IOException {
+            connected = true;
+            timeoutAt = now + TimeUnit.SECONDS.toNanos(30);
+            channel.write(out);
+            key.interestOps(out.hasRemaining() ? SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+        }
+
+        /** Advances on a ready key; PENDING until the attempt has an outcome (then closed unless admitted). */
+        Outcome step(SelectionKey key) {
+            Outcome o = advance(key);
+            if (o == Outcome.ADMITTED) {
+                key.cancel();
+            } else if (o != Outcome.PENDING) {
+                close();
+            }
+            return o;
+        }
+
+        private Outcome advance(SelectionKey key) {
+            try {
+                if (key.isConnectable()) {
+                    if (channel.finishConnect()) {
+                        onConnected(key, System.nanoTime());
+                    }
+                    return Outcome.PENDING;
+                }
+                if (key.isWritable()) {
+                    channel.write(out);
+                    if (!out.hasRemaining()) {
+                        key.interestOps(SelectionKey.OP_READ);
+                    }
+                    return Outcome.PENDING;
+                }
+                if (!in.hasRemaining()) {
+                    if (in.capacity() >= 64 * 1024) {
+                        return fail("an answer longer than 64 KiB before the hello frame");
+                    }
+                    in = ByteBuffer.allocate(in.capacity() * 2).put(in.flip());
+                }
+                if (channel.read(in) < 0) {
+                    return fail(headEnd < 0 ? "connection closed during the upgrade" : "closed before the hello frame");
+                }
+                return parse();
+            } catch (IOException | RuntimeException e) {
+                return fail(Load.describe(e));
+            }
+        }
+
+        private Outcome parse() {
+            byte[] b = in.array();
+            int n = in.position();
+            if (headEnd < 0) {
+                for (int i = 3; i < n; i++) {
+                    if (b[i] == '\n' && b[i - 1] == '\r' && b[i - 2] == '\n' && b[i - 3] == '\r') {
+                        headEnd = i + 1;
+                        break;
+                    }
+                }
+                if (headEnd < 0) {
+                    return n > 16_384 ? fail("response head too long") : Outcome.PENDING;
+                }
+            }
+            String head = new String(b, 0, headEnd, StandardCharsets.US_ASCII);
             if (head.startsWith("HTTP/1.1 503")) {
-                String body = new String(in.readNBytes(contentLength(head)), StandardCharsets.UTF_8);
-                Matcher m = RETRY_AFTER_MS.matcher(body);
-                s.close();
-                return new Attempt(Outcome.REFUSED_503, null, m.find() ? Long.parseLong(m.group(1)) : -1, null);
+                int length = contentLength(head);
+                if (n - headEnd < length) {
+                    return Outcome.PENDING;
+                }
+                Matcher m = RETRY_AFTER_MS.matcher(new String(b, headEnd, length, StandardCharsets.UTF_8));
+                retryAfterMs = m.find() ? Long.parseLong(m.group(1)) : -1;
+                return Outcome.REFUSED_503;
             }
             if (!head.startsWith("HTTP/1.1 101")) {
-                s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "upgrade answered " + head.lines().findFirst().orElse(""));
+                return fail("upgrade answered " + head.lines().findFirst().orElse(""));
             }
-            int b0;
-            byte[] payload;
-            do {
+            int at = headEnd;
+            while (true) {
                 // pings (and pongs) may come before the hello on a busy server: skipped
-                b0 = in.read();
-                int b1 = in.read();
-                if (b0 < 0 || b1 < 0) {
-                    s.close();
-                    return new Attempt(Outcome.FAILED, null, -1, "closed before the hello frame");
+                if (n - at < 2) {
+                    return Outcome.PENDING;
                 }
-                int len = b1 & 0x7f;
+                int b0 = b[at] & 0xff;
+                int len = b[at + 1] & 0x7f;
+                int payloadAt = at + 2;
                 if (len == 126) {
-                    len = (in.read() << 8) | in.read();
+                    if (n - at < 4) {
+                        return Outcome.PENDING;
+                    }
+                    len = ((b[at + 2] & 0xff) << 8) | (b[at + 3] & 0xff);
+                    payloadAt = at + 4;
                 } else if (len == 127) {
-                    s.close();
-                    return new Attempt(Outcome.FAILED, null, -1, "a first frame longer than 64 KiB");
+                    return fail("a first frame longer than 64 KiB");
                 }
-                payload = in.readNBytes(len);
-            } while ((b0 & 0x0f) == 0x9 || (b0 & 0x0f) == 0xA);
-            if ((b0 & 0x0f) == 0x8 && payload.length < 2) {
-                s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "closed without a code before the hello frame");
-            }
-            if ((b0 & 0x0f) == 0x8) {
-                int code = ((payload[0] & 0xff) << 8) | (payload[1] & 0xff);
-                String reason = new String(payload, 2, payload.length - 2, StandardCharsets.UTF_8);
-                s.close();
-                if (code == CloseCode.TRY_AGAIN_LATER.code()) {
-                    return new Attempt(Outcome.REFUSED_1013, null, CloseCode.retryAfterMillis(reason).orElse(-1L), null);
+                if (n - payloadAt < len) {
+                    return Outcome.PENDING;
                 }
-                return new Attempt(Outcome.FAILED, null, -1, "closed " + code + " " + reason);
+                int opcode = b0 & 0x0f;
+                if (opcode == 0x9 || opcode == 0xA) {
+                    at = payloadAt + len;
+                    continue;
+                }
+                if (opcode == 0x8) {
+                    if (len < 2) {
+                        return fail("closed without a code before the hello frame");
+                    }
+                    int code = ((b[payloadAt] & 0xff) << 8) | (b[payloadAt + 1] & 0xff);
+                    String reason = new String(b, payloadAt + 2, len - 2, StandardCharsets.UTF_8);
+                    if (code == CloseCode.TRY_AGAIN_LATER.code()) {
+                        retryAfterMs = CloseCode.retryAfterMillis(reason).orElse(-1L);
+                        return Outcome.REFUSED_1013;
+                    }
+                    return fail("closed " + code + " " + reason);
+                }
+                String hello = new String(b, payloadAt, len, StandardCharsets.UTF_8);
+                if (!hello.contains("\"hello\"")) {
+                    return fail("first frame (opcode " + opcode + ") is not hello: '"
+                            + hello.substring(0, Math.min(80, hello.length())) + "'");
+                }
+                return Outcome.ADMITTED;
             }
-            String hello = new String(payload, StandardCharsets.UTF_8);
-            if (!hello.contains("\"hello\"")) {
-                s.close();
-                return new Attempt(Outcome.FAILED, null, -1, "first frame (opcode " + (b0 & 0x0f) + ") is not hello: '"
-                        + hello.substring(0, Math.min(80, hello.length())) + "'");
-            }
-            return new Attempt(Outcome.ADMITTED, s, -1, null);
-        } catch (IOException | RuntimeException e) {
+        }
+
+        private Outcome fail(String why) {
+            failure = why;
+            return Outcome.FAILED;
+        }
+
+        void close() {
             try {
-                s.close();
+                channel.close();
             } catch (IOException ignored) {
-                // already failed
+                // closing anyway
             }
-            return new Attempt(Outcome.FAILED, null, -1, Load.describe(e));
         }
     }
 
@@ -511,23 +728,6 @@ final class WsStorm {
             }
         }
         return 0;
-    }
-
-    private static String readHead(InputStream in) throws IOException {
-        StringBuilder b = new StringBuilder(256);
-        int c;
-        while ((c = in.read()) >= 0) {
-            b.append((char) c);
-            int n = b.length();
-            if (n >= 4 && b.charAt(n - 1) == '\n' && b.charAt(n - 2) == '\r' && b.charAt(n - 3) == '\n'
-                    && b.charAt(n - 4) == '\r') {
-                return b.toString();
-            }
-            if (n > 16_384) {
-                throw new IOException("response head too long");
-            }
-        }
-        throw new IOException("connection closed during the upgrade");
     }
 
     private static void sleepUntil(long nanoTime) {

@@ -94,14 +94,29 @@ final class Admission {
                 .add("retry_after_ms", retryAfterMillis).build());
     }
 
-    /** The whole HTTP answer to a refused upgrade: 503, Retry-After (whole seconds, rounded up), a JSON body, closed. */
+    /**
+     * The whole HTTP answer to a refused upgrade: 503, Retry-After (whole seconds, rounded up), a JSON body, closed.
+     * In a storm it is made thousands of times a second, so its body is {@link #REFUSAL_BODY}'s parts with the
+     * wait spliced in (the same bytes as {@code response(refusal(ms), ms)}; {@code AdmissionTest} compares them).
+     */
     static byte[] response(long retryAfterMillis) {
-        return response(refusal(retryAfterMillis), retryAfterMillis);
+        String ms = Long.toString(retryAfterMillis);
+        StringBuilder body = new StringBuilder(REFUSAL_BODY[0].length() * 2 + 48).append(REFUSAL_BODY[0]);
+        for (int i = 1; i < REFUSAL_BODY.length; i++) {
+            body.append(ms).append(REFUSAL_BODY[i]);
+        }
+        return withHead(body.toString().getBytes(StandardCharsets.UTF_8), retryAfterMillis);
     }
+
+    /** {@code refusal(ms)}'s JSON cut around each place its wait is written. */
+    private static final String[] REFUSAL_BODY = refusal(918_273_645L).toJson().toString().split("918273645", -1);
 
     /** As {@link #response(long)}, with the error {@code why} as its body. */
     static byte[] response(HyphaException why, long retryAfterMillis) {
-        byte[] body = why.toJson().toString().getBytes(StandardCharsets.UTF_8);
+        return withHead(why.toJson().toString().getBytes(StandardCharsets.UTF_8), retryAfterMillis);
+    }
+
+    private static byte[] withHead(byte[] body, long retryAfterMillis) {
         String head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
                 + "Retry-After: " + Math.max(1, (retryAfterMillis + 999) / 1000) + "\r\nContent-Length: " + body.length
                 + "\r\nConnection: close\r\n\r\n";
