@@ -319,8 +319,11 @@ final class WsStorm {
                         if (now > deadline) {
                             gaveUp.incrementAndGet();
                             settled++;
-                        } else if (!Attempt.begin(selector, server, "127.0.0." + (1 + me % sources), request, me, now)) {
-                            settled += failed(Attempt.lastFailure.get());
+                        } else {
+                            String failure = Attempt.begin(selector, server, "127.0.0." + (1 + me % sources), request, me, now);
+                            if (failure != null) {
+                                settled += failed(failure);
+                            }
                         }
                     }
                     long waitNanos = due.isEmpty() ? TimeUnit.MILLISECONDS.toNanos(100) : due.peek()[0] - now;
@@ -553,9 +556,6 @@ final class WsStorm {
      * wait), or failed.
      */
     private static final class Attempt {
-        /** Why the last {@link #begin} failed (the wave's one thread only). */
-        static final AtomicReference<String> lastFailure = new AtomicReference<>();
-
         final int index;
         final SocketChannel channel;
         final ByteBuffer out;
@@ -573,8 +573,8 @@ final class WsStorm {
             this.timeoutAt = now + TimeUnit.SECONDS.toNanos(10);
         }
 
-        /** Opens and starts one attempt; false (with {@link #lastFailure}) when it failed at once. */
-        static boolean begin(Selector selector, InetSocketAddress server, String from, String request, int index, long now) {
+        /** Opens and starts one attempt; null, or why it failed at once. */
+        static String begin(Selector selector, InetSocketAddress server, String from, String request, int index, long now) {
             SocketChannel ch = null;
             try {
                 ch = SocketChannel.open();
@@ -589,9 +589,8 @@ final class WsStorm {
                 if (ch.connect(server)) {
                     a.onConnected(k, now);
                 }
-                return true;
+                return null;
             } catch (IOException | RuntimeException e) {
-                lastFailure.set(Load.describe(e));
                 if (ch != null) {
                     try {
                         ch.close();
@@ -599,7 +598,7 @@ final class WsStorm {
                         // already failed
                     }
                 }
-                return false;
+                return Load.describe(e);
             }
         }
 
