@@ -17,11 +17,14 @@ final class RawSocket implements AutoCloseable {
     final BlockingQueue<String> received;
     final BlockingQueue<Integer> closes;
     private final WebSocket ws;
+    private final java.util.concurrent.atomic.AtomicBoolean paused;
 
-    private RawSocket(WebSocket ws, BlockingQueue<String> received, BlockingQueue<Integer> closes) {
+    private RawSocket(WebSocket ws, BlockingQueue<String> received, BlockingQueue<Integer> closes,
+                      java.util.concurrent.atomic.AtomicBoolean paused) {
         this.ws = ws;
         this.received = received;
         this.closes = closes;
+        this.paused = paused;
     }
 
     /** Opens a socket; when {@code reading} is false it reads nothing after the upgrade. */
@@ -34,6 +37,7 @@ final class RawSocket implements AutoCloseable {
         BlockingQueue<String> received = new LinkedBlockingQueue<>();
         BlockingQueue<Integer> closes = new LinkedBlockingQueue<>();
         StringBuilder parts = new StringBuilder();
+        java.util.concurrent.atomic.AtomicBoolean paused = new java.util.concurrent.atomic.AtomicBoolean();
         WebSocket.Listener listener = new WebSocket.Listener() {
             @Override
             public void onOpen(WebSocket webSocket) {
@@ -49,7 +53,9 @@ final class RawSocket implements AutoCloseable {
                     received.add(parts.toString());
                     parts.setLength(0);
                 }
-                webSocket.request(1);
+                if (!paused.get()) {
+                    webSocket.request(1);
+                }
                 return null;
             }
 
@@ -69,7 +75,21 @@ final class RawSocket implements AutoCloseable {
                 .connectTimeout(Duration.ofSeconds(30))
                 .buildAsync(URI.create("ws://127.0.0.1:" + port + "/v1/workspaces/" + ws + "/connect"), listener)
                 .get(30, TimeUnit.SECONDS); // an upgrade took over 10 s once in a full suite on 2 cores
-        return new RawSocket(w, received, closes);
+        return new RawSocket(w, received, closes, paused);
+    }
+
+    /**
+     * Stops reading after the message being delivered (if any): the socket's bytes then wait in the
+     * kernel's buffers and, once those are full, in the server's outbound queue.
+     */
+    void pause() {
+        paused.set(true);
+    }
+
+    /** Reads again after {@link #pause()}. */
+    void resume() {
+        paused.set(false);
+        ws.request(1);
     }
 
     void send(String text) throws Exception {

@@ -596,6 +596,13 @@ final class Batch {
         }
 
         @Override
+        public void unsubscribed(long subId) {
+            if (session != null) {
+                session.unsubscribed(subId);
+            }
+        }
+
+        @Override
         public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
             return false;
         }

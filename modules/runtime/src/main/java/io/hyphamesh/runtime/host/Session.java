@@ -68,6 +68,16 @@ public interface Session {
     }
 
     /**
+     * The peer ended subscription {@code subId} ({@code unsubscribe}): forgets it, as
+     * {@link #endSubscription}, and drops its events still waiting to be written. The peer no longer
+     * wants them, and left queued they would count against the socket's slow-consumer bound: a
+     * client that ends a replay and starts another at once would have two credits' worth queued.
+     */
+    default void unsubscribed(long subId) {
+        endSubscription(subId);
+    }
+
+    /**
      * Routes a call into this session (as a provider): remembers it until its answer, the deadline
      * or this session's close, and queues {@code frame}. Returns false when the session is gone
      * (nothing was remembered; the caller answers the consumer), and always for a session that is

@@ -463,7 +463,7 @@ public final class DocObject extends LiveObject {
         }
         subs.remove(sub);
         baseVersion.remove(sub);
-        r.session().endSubscription(sub);
+        r.session().unsubscribed(sub);
         r.ok(JsonOut.EMPTY);
     }
 

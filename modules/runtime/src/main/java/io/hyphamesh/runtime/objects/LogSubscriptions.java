@@ -92,7 +92,8 @@ final class LogSubscriptions {
 
     void unsubscribe(Request r) {
         Sub sub = own(r);
-        drop(sub);
+        subs.remove(sub.id);
+        sub.session.unsubscribed(sub.id);
         r.ok(JsonOut.EMPTY);
     }
 

@@ -128,6 +128,11 @@ final class Schedules {
         }
 
         @Override
+        public void unsubscribed(long subId) {
+            original.session().unsubscribed(subId);
+        }
+
+        @Override
         public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
             return original.session().startCall(callId, consumer, frame, deadlineNanos);
         }

@@ -508,7 +508,7 @@ public final class WorkspaceObject extends LiveObject {
             throw HyphaException.notFound("no subscription " + sub);
         }
         presenceSubs.remove(sub);
-        r.session().endSubscription(sub);
+        r.session().unsubscribed(sub);
         r.ok(JsonOut.EMPTY);
     }
 

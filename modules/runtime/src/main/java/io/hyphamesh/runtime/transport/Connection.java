@@ -293,6 +293,14 @@ final class Connection implements Session {
     }
 
     @Override
+    public void unsubscribed(long subId) {
+        endSubscription(subId);
+        // every event frame starts so (Frames.event); a batch being written already is the client's to drop
+        String prefix = "{\"ev\":" + subId + ",";
+        outbound.removeIf(f -> f instanceof String s && s.startsWith(prefix));
+    }
+
+    @Override
     public boolean startCall(long callId, Request consumer, String frame, long deadlineNanos) {
         if (stalled(System.nanoTime())) {
             // a provider that owes answers and sent nothing, not even a pong, for the stall timeout:
