@@ -43,6 +43,8 @@ final class HyphaScenarios {
     static final int PAGE = 1000;
     /** Least pages of log.read.page's warm-up, on every system alike (see {@link Load#warmPages}). */
     static final int READ_WARMUP_PAGES = 300;
+    /** Entries of each warm-up replay of log.replay, on every system alike (see {@link Load#warmRounds}). */
+    static final long REPLAY_WARMUP_ENTRIES = 200_000;
     static final String DURABLE = "durable: acknowledged after the group commit's fsync (storage.durable=true)";
 
     private final Run run;
@@ -86,15 +88,10 @@ final class HyphaScenarios {
         Log log = c.log("bench-warm");
         Doc doc = c.doc("bench-warm");
         Progress.begin("jvm warm-up", 0);
-        long pid = Run.currentServerPid();
         long t0 = System.nanoTime();
         long minEnd = t0 + min.toNanos();
         long maxEnd = t0 + max.toNanos();
-        long server0 = JitActivity.serverNanos(pid);
-        long client0 = JitActivity.clientNanos();
-        long windowStart = t0;
-        long serverMark = server0;
-        long clientMark = client0;
+        JitActivity.Settling jit = new JitActivity.Settling(Run.currentServerPid());
         boolean settled = false;
         long ops = 0;
         for (long i = 0; System.nanoTime() < maxEnd; i++) {
@@ -122,26 +119,16 @@ final class HyphaScenarios {
             }
             ops += burst.size() + 5;
             Progress.add(burst.size() + 5);
-            long now = System.nanoTime();
-            if (now - windowStart >= JIT_WINDOW.toNanos()) {
-                long server = JitActivity.serverNanos(pid);
-                long client = JitActivity.clientNanos();
-                boolean quiet = (server < 0 || server - serverMark < JIT_QUIET_MS * 1_000_000L)
-                        && (client < 0 || client - clientMark < JIT_QUIET_MS * 1_000_000L);
-                windowStart = now;
-                serverMark = server;
-                clientMark = client;
-                if (quiet && now >= minEnd) {
-                    settled = true;
-                    break;
-                }
+            if (jit.settled() && System.nanoTime() >= minEnd) {
+                settled = true;
+                break;
             }
         }
         provider.close();
         c.close();
         double seconds = (System.nanoTime() - t0) / 1e9;
-        long serverJit = server0 < 0 ? -1 : (JitActivity.serverNanos(pid) - server0) / 1_000_000L;
-        long clientJit = client0 < 0 ? -1 : (JitActivity.clientNanos() - client0) / 1_000_000L;
+        long serverJit = jit.serverMs();
+        long clientJit = jit.clientMs();
         Progress.end(String.format(java.util.Locale.ROOT, "  jvm warm-up: %,d operations in %.0f s (not recorded);"
                 + " JIT: server %,d ms, harness %,d ms of compiling; %s", ops, seconds, serverJit, clientJit,
                 settled ? "both settled" : "stopped at the cap, still compiling"));
@@ -322,7 +309,7 @@ final class HyphaScenarios {
             return;
         }
         run.scenario("log.read.page", Row.US, n, api, () -> {
-            long warm = Load.warmPages(READ_WARMUP_PAGES, 1L, cursor -> {
+            Load.Warmed warm = Load.warmPages(READ_WARMUP_PAGES, 1L, cursor -> {
                 LogPage p = log.read(cursor, PAGE, TIMEOUT);
                 return p.entries().isEmpty() || p.next().isEmpty() ? null : p.next().getAsLong();
             });
@@ -365,8 +352,9 @@ final class HyphaScenarios {
             }
             return Row.of("log.read.page", Row.US).n(read).errors(errors).latency(h).throughput(read / secs)
                     .put("pages", pages).put("page_size", PAGE).perOp(read, phase)
+                    .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).put("warmup_server_jit_ms", warm.serverJitMs())
                     .note("throughput in entries/s and CPU per entry; latencies are per page of " + PAGE + " (one request each, serial)")
-                    .note(Load.warmPagesNote(warm) + "; then one pass over the Log").note(fill).note(firstError);
+                    .note(warm.note("pages") + "; then one pass over the Log").note(fill).note(firstError);
         });
         run.scenario("log.replay", Row.US, n, api, () -> replay(log.name(), n, fill));
         c.close();
@@ -382,11 +370,30 @@ final class HyphaScenarios {
                 dropped.set(true);
             }
         });
+        long warmEntries = Math.min(n, REPLAY_WARMUP_ENTRIES);
+        Load.Warmed warm = Load.warmRounds(() -> {
+            AtomicLong seen = new AtomicLong();
+            CountDownLatch enough = new CountDownLatch(1);
+            Subscription s = r.log(logName).subscribe(0, rec -> {
+                if (seen.incrementAndGet() == warmEntries) {
+                    enough.countDown();
+                }
+            });
+            try {
+                if (!enough.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the warm-up replay stalled at " + seen.get() + " entries");
+                }
+            } finally {
+                s.close();
+            }
+            return warmEntries;
+        });
         AtomicLong count = new AtomicLong();
         AtomicLong lastSeq = new AtomicLong();
         AtomicLong firstNanos = new AtomicLong();
         AtomicLong outOfOrder = new AtomicLong();
         CountDownLatch done = new CountDownLatch(1);
+        Load.Sink cost = new Load.Sink();
         long start = System.nanoTime();
         Subscription sub = r.log(logName).subscribe(0, rec -> {
             if (count.get() == 0) {
@@ -404,15 +411,20 @@ final class HyphaScenarios {
         long budget = Math.max(30, n / 2000);
         boolean complete = done.await(budget, TimeUnit.SECONDS);
         double secs = (System.nanoTime() - start) / 1e9;
+        Load.Measured phase = cost.done();
         closing.set(true);
         sub.close();
         r.close();
         long got = count.get();
         Row row = Row.of("log.replay", Row.US).n(got).errors((complete ? 0 : n - got) + outOfOrder.get())
                 .throughput(got / secs).put("socket_dropped", dropped.get())
-                .put("first_entry_ms", Row.ms(firstNanos.get() - start)).put("credit", credit)
+                .put("first_entry_ms", Row.ms(firstNanos.get() - start)).put("credit", credit).perOp(got, phase)
+                .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).put("warmup_server_jit_ms", warm.serverJitMs())
                 .note("subscribe from seq 0 on a " + String.format(java.util.Locale.ROOT, "%,d", n)
-                        + "-entry Log until caught up; entries/s from the subscribe call to the last entry delivered")
+                        + "-entry Log until caught up; entries/s from the subscribe call to the last entry delivered;"
+                        + " CPU per entry")
+                .note(warm.note("entries") + ", as replays of the first " + String.format(java.util.Locale.ROOT, "%,d",
+                        warmEntries) + " entries")
                 .note("client credit " + credit + " (the server's max-credit); listener does no work")
                 .note(dropped.get() ? "the socket DROPPED during the replay" : "socket never dropped").note(fill);
         if (!complete) {

@@ -51,4 +51,50 @@ final class JitActivity {
         CompilationMXBean c = ManagementFactory.getCompilationMXBean();
         return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() * 1_000_000L : -1;
     }
+    /**
+     * Whether both JITs have settled: the last whole window of {@link HyphaScenarios#JIT_WINDOW} was
+     * one in which neither the server's compilers ({@code pid}, when known) nor this JVM's used more
+     * than {@link HyphaScenarios#JIT_QUIET_MS}. Poll {@link #settled()} as often as convenient; a
+     * window is judged once it has passed. For one thread.
+     */
+    static final class Settling {
+        private final long pid;
+        private final long serverStart;
+        private final long clientStart;
+        private long windowStart = System.nanoTime();
+        private long serverMark;
+        private long clientMark;
+        private boolean settled;
+
+        Settling(long pid) {
+            this.pid = pid;
+            serverMark = serverStart = serverNanos(pid);
+            clientMark = clientStart = clientNanos();
+        }
+
+        boolean settled() {
+            long now = System.nanoTime();
+            if (now - windowStart < HyphaScenarios.JIT_WINDOW.toNanos()) {
+                return settled;
+            }
+            long server = serverNanos(pid);
+            long client = clientNanos();
+            long quiet = HyphaScenarios.JIT_QUIET_MS * 1_000_000L;
+            settled = (server < 0 || server - serverMark < quiet) && (client < 0 || client - clientMark < quiet);
+            windowStart = now;
+            serverMark = server;
+            clientMark = client;
+            return settled;
+        }
+
+        /** Milliseconds the server's compilers used since this began, -1 when unknown. */
+        long serverMs() {
+            return serverStart < 0 ? -1 : (serverNanos(pid) - serverStart) / 1_000_000L;
+        }
+
+        /** Milliseconds this JVM's compilers used since this began, -1 when unknown. */
+        long clientMs() {
+            return clientStart < 0 ? -1 : (clientNanos() - clientStart) / 1_000_000L;
+        }
+    }
 }

@@ -52,18 +52,47 @@ final class Load {
         C read(C cursor) throws Exception;
     }
 
+    /** What a warm-up did: its operations (or pages), and whether both JITs had settled at its end. */
+    record Warmed(long done, double seconds, boolean settled, long serverJitMs) {
+        /** The note of a row warmed so; {@code unit} names what {@link #done} counts. */
+        String note(String unit) {
+            return String.format(java.util.Locale.ROOT, "warm-up of %,d %s in %.1f s (at least %d ms, then until neither"
+                    + " JIT compiled more than %d ms in %d s, at most %d s; %s) excluded", done, unit, seconds,
+                    warmupTime.toMillis(), HyphaScenarios.JIT_QUIET_MS, HyphaScenarios.JIT_WINDOW.toSeconds(),
+                    settleMax().toSeconds(), settled ? "settled" : "stopped at the cap, still compiling");
+        }
+    }
+
+    /**
+     * The longest a warm-up waits for the JITs to settle: ten times {@link #warmupTime} (20 s in a
+     * full run). A fresh server compiled for 5-10 s of a scenario's paths it had not run before
+     * (Derby's page fetch of log.read.page: ~45% of the server's CPU in that row, 2026-12-07).
+     */
+    static Duration settleMax() {
+        return warmupTime.multipliedBy(10);
+    }
+
     /**
      * The warm-up of a serial page reader, recorded nowhere: pages from {@code first} (and from
      * {@code first} again at the end) until at least {@code pages} pages and {@link #warmupTime}
-     * passed, as closed-loop scenarios warm up (the JIT of both sides); gives up after 10 failures,
-     * which the measured pass then meets. Returns the pages read.
+     * passed and then until both JITs settled ({@link JitActivity.Settling}, at most
+     * {@link #settleMax}); gives up after 10 failures, which the measured pass then meets.
      */
-    static <C> long warmPages(int pages, C first, PageStep<C> step) {
-        long end = System.nanoTime() + warmupTime.toNanos();
+    static <C> Warmed warmPages(int pages, C first, PageStep<C> step) {
+        long t0 = System.nanoTime();
+        long end = t0 + warmupTime.toNanos();
+        long cap = t0 + settleMax().toNanos();
+        JitActivity.Settling jit = new JitActivity.Settling(Run.currentServerPid());
         long done = 0;
         int failures = 0;
         C cursor = first;
-        while ((done < pages || System.nanoTime() < end) && failures < 10) {
+        boolean settled = false;
+        while (failures < 10) {
+            long now = System.nanoTime();
+            settled = jit.settled();
+            if (done >= pages && now >= end && (settled || now >= cap)) {
+                break;
+            }
             try {
                 C next = step.read(cursor);
                 cursor = next == null ? first : next;
@@ -72,13 +101,30 @@ final class Load {
                 failures++;
             }
         }
-        return done;
+        return new Warmed(done, Row.round((System.nanoTime() - t0) / 1e9, 1), settled, jit.serverMs());
     }
 
-    /** The note of a row warmed by {@link #warmPages}. */
-    static String warmPagesNote(long pages) {
-        return "warm-up of " + pages + " pages (at least " + warmupTime.toMillis()
-                + " ms, from the start again at the end) excluded";
+    /** One round of a warm-up made of whole passes (a replay of part of a Log); returns what it did. */
+    @FunctionalInterface
+    interface Round {
+        long run() throws Exception;
+    }
+
+    /**
+     * A warm-up of whole rounds, recorded nowhere: rounds until {@link #warmupTime} passed and both
+     * JITs settled ({@link JitActivity.Settling}, judged between rounds), at most {@link #settleMax}.
+     */
+    static Warmed warmRounds(Round round) throws Exception {
+        long t0 = System.nanoTime();
+        JitActivity.Settling jit = new JitActivity.Settling(Run.currentServerPid());
+        long done = 0;
+        boolean settled;
+        do {
+            done += round.run();
+            settled = jit.settled();
+        } while (System.nanoTime() - t0 < warmupTime.toNanos()
+                || !settled && System.nanoTime() - t0 < settleMax().toNanos());
+        return new Warmed(done, Row.round((System.nanoTime() - t0) / 1e9, 1), settled, jit.serverMs());
     }
 
     /** One blocking operation; {@code i} counts from 0 within its phase. */

@@ -148,6 +148,22 @@ final class NatsPeer {
                 + " outstanding) in %.1f s%s", n, fillSecs, err.get() == null ? "" : "; fill error: " + Load.describe(err.get()));
         Progress.end("  filled BIG [nats]: " + fill);
         run.scenario("log.replay", SYSTEM, n, null, () -> {
+            long warmEntries = Math.min(n, HyphaScenarios.REPLAY_WARMUP_ENTRIES);
+            Load.Warmed warm = Load.warmRounds(() -> {
+                OrderedConsumerContext w = c.getStreamContext("BIG").createOrderedConsumer(
+                        new OrderedConsumerConfiguration().filterSubject("bench.big"));
+                long seen = 0;
+                try (IterableConsumer it = w.iterate()) {
+                    while (seen < warmEntries) {
+                        if (it.nextMessage(Duration.ofSeconds(10)) == null) {
+                            throw new IllegalStateException("the warm-up replay stalled at " + seen + " messages");
+                        }
+                        seen++;
+                    }
+                }
+                return seen;
+            });
+            Load.Sink cost = new Load.Sink();
             long start = System.nanoTime();
             OrderedConsumerContext oc = c.getStreamContext("BIG").createOrderedConsumer(
                     new OrderedConsumerConfiguration().filterSubject("bench.big"));
@@ -167,10 +183,14 @@ final class NatsPeer {
                 }
             }
             double secs = (System.nanoTime() - start) / 1e9;
+            Load.Measured phase = cost.done();
             return Row.of("log.replay", SYSTEM).n(got).errors(n - got).throughput(got / secs)
-                    .put("first_entry_ms", firstNanos == 0 ? null : Row.ms(firstNanos - start))
+                    .put("first_entry_ms", firstNanos == 0 ? null : Row.ms(firstNanos - start)).perOp(got, phase)
+                    .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).put("warmup_server_jit_ms", warm.serverJitMs())
                     .note("ordered consumer from the first message until all " + n + " arrived (iterate, default"
-                            + " consume options)").note(fill).note(ver);
+                            + " consume options); CPU per message")
+                    .note(warm.note("messages") + ", as ordered consumers of the first " + String.format(
+                            java.util.Locale.ROOT, "%,d", warmEntries) + " messages").note(fill).note(ver);
         });
         jsm.deleteStream("BIG");
     }

@@ -134,7 +134,7 @@ final class RedisPeer {
                 n, HyphaScenarios.PAGE, fillSecs);
         Progress.end("  filled bench:big [redis]: " + fill);
         run.scenario("log.read.page", SYSTEM, n, null, () -> {
-            long warm = Load.warmPages(HyphaScenarios.READ_WARMUP_PAGES, "-", start -> {
+            Load.Warmed warm = Load.warmPages(HyphaScenarios.READ_WARMUP_PAGES, "-", start -> {
                 List<StreamEntry> page = j.xrange("bench:big", start, "+", HyphaScenarios.PAGE);
                 return page.size() < HyphaScenarios.PAGE ? null : "(" + page.get(page.size() - 1).getID();
             });
@@ -160,8 +160,9 @@ final class RedisPeer {
             Load.Measured phase = cost.done();
             return Row.of("log.read.page", SYSTEM).n(read).errors(read == n ? 0 : n - read).latency(h).throughput(read / secs)
                     .put("pages", pages).put("page_size", HyphaScenarios.PAGE).perOp(read, phase)
+                    .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).put("warmup_server_jit_ms", warm.serverJitMs())
                     .note("XRANGE COUNT " + HyphaScenarios.PAGE + " from the last id (exclusive); throughput in entries/s"
-                            + " and CPU per entry, latencies per page").note(Load.warmPagesNote(warm) + "; then one pass over the stream")
+                            + " and CPU per entry, latencies per page").note(warm.note("pages") + "; then one pass over the stream")
                     .note(fill).note(ver);
         });
     }

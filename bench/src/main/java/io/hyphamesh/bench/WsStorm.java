@@ -523,17 +523,10 @@ final class WsStorm {
      */
     private static double[] settleJit(long pid) throws InterruptedException {
         long t0 = System.nanoTime();
-        long server = JitActivity.serverNanos(pid);
-        long client = JitActivity.clientNanos();
+        JitActivity.Settling jit = new JitActivity.Settling(pid);
         while (System.nanoTime() - t0 < JIT_SETTLE_MAX.toNanos()) {
             Thread.sleep(HyphaScenarios.JIT_WINDOW.toMillis());
-            long s = JitActivity.serverNanos(pid);
-            long c = JitActivity.clientNanos();
-            boolean quiet = (s < 0 || s - server < HyphaScenarios.JIT_QUIET_MS * 1_000_000L)
-                    && (c < 0 || c - client < HyphaScenarios.JIT_QUIET_MS * 1_000_000L);
-            server = s;
-            client = c;
-            if (quiet) {
+            if (jit.settled()) {
                 return new double[] {(System.nanoTime() - t0) / 1e9, 1};
             }
         }
