@@ -81,6 +81,7 @@ final class HyphaTarget implements AutoCloseable {
         if (aot != null && !aot.isBlank() && Files.isRegularFile(Path.of(aot))) {
             out.add("-XX:AOTCache=" + aot);
         }
+        youngGeneration(env).ifPresent(out::add);
         if (env != null) {
             for (String o : env.trim().split("\\s+")) {
                 if (!o.isEmpty()) {
@@ -89,6 +90,23 @@ final class HyphaTarget implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * The young generation {@code ./hypha serve} gives the server (its {@code young_gen}): a fixed
+     * {@code -Xmn} of min(512 MiB, RAM / 12), none when {@code opts} size the heap themselves. Left to
+     * grow, the parallel collector doubled it twice in a bench run's first half minute, and first
+     * touches of the new pages cost the server more CPU than the scenarios' work (2026-12-07).
+     */
+    static Optional<String> youngGeneration(String opts) {
+        String o = " " + (opts == null ? "" : opts) + " ";
+        if (o.contains(" -Xmx") || o.contains(" -Xmn") || o.contains("MaxHeapSize") || o.contains("NewSize")
+                || o.contains("NewRatio") || o.contains("MaxRAM")) {
+            return Optional.empty();
+        }
+        long mb = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getTotalMemorySize() / (1024 * 1024) / 12;
+        return mb < 16 ? Optional.empty() : Optional.of("-Xmn" + Math.min(mb, 512) + "m");
     }
 
     static HyphaTarget external(URI server, String rootToken) throws IOException {
