@@ -609,13 +609,17 @@ final class HyphaScenarios {
     }
 
     /**
-     * The contended scenarios race once on a scratch object first, unrecorded, with the same load
-     * (the peers do the same): the 16-connection paths of both JVMs are compiled by then, as the
-     * single-connection ones are by the other scenarios' warm-ups. Without it a fresh server
-     * measured a third of its own steady rate here (16 writers incr: 1.6k/s in the first 2 s,
-     * 12.9k/s after 14 s), which says how fast the JIT is, not what an operation costs.
+     * The note of a contended race's row. The contended scenarios first race on a scratch object,
+     * unrecorded, with the same load (the peers do the same), again and again until both JITs
+     * settled ({@link Load#warmRounds}): the 16-connection paths of both JVMs are compiled by then,
+     * as the single-connection ones are by the other scenarios' warm-ups. Without any, a fresh server
+     * measured a third of its own steady rate here (16 writers incr: 1.6k/s in the first 2 s, 12.9k/s
+     * after 14 s); with one race, the server's compilers still took 44% of its CPU in
+     * doc.cas.contended (2026-12-07). That says how fast the JIT is, not what an operation costs.
      */
-    static final String CONTENDED_WARMUP = "warm-up: the same race once on a scratch key, not recorded";
+    static String contendedWarmup(Load.Warmed warm) {
+        return "the same race on a scratch key first, not recorded: " + warm.note("races");
+    }
 
     private CasRace casRace(List<HyphaClient> cs, String name) {
         cs.get(0).doc(name).put(JsonText.json().createObjectBuilder().add("n", 0).build(), TIMEOUT);
@@ -647,9 +651,12 @@ final class HyphaScenarios {
         return new CasRace(m, commits.get(), conflicts.get(), casRequests.get(), fin);
     }
 
-    private Row casContended(List<HyphaClient> cs) {
+    private Row casContended(List<HyphaClient> cs) throws Exception {
         String hex = HyphaTarget.randomHex(3);
-        casRace(cs, "bench-counter-warm-" + hex);
+        Load.Warmed warm = Load.warmRounds(() -> {
+            casRace(cs, "bench-counter-warm-" + hex);
+            return 1;
+        });
         CasRace r = casRace(cs, "bench-counter-" + hex);
         long k = r.commits();
         long attempts = r.requests();
@@ -659,14 +666,17 @@ final class HyphaScenarios {
                 .put("final_exact", r.finalValue() == k && k == CAS_COMMITS)
                 .note(CONTENDERS + " connections race CAS on one counter until " + CAS_COMMITS + " commits; a get first,"
                         + " then each conflict answer's current version and value are used for the retry (no extra get)")
-                .note("throughput in commits/s; latency per commit including its retries").note(CONTENDED_WARMUP)
-                .note(DURABLE);
+                .note("throughput in commits/s; latency per commit including its retries").note(contendedWarmup(warm))
+                .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).note(DURABLE);
     }
 
-    private Row incrContended(List<HyphaClient> cs) {
+    private Row incrContended(List<HyphaClient> cs) throws Exception {
         String hex = HyphaTarget.randomHex(3);
         long total = incrTotal(o);
-        incrRace(cs, "bench-incr-warm-" + hex, total, new AtomicLong());
+        Load.Warmed warm = Load.warmRounds(() -> {
+            incrRace(cs, "bench-incr-warm-" + hex, total, new AtomicLong());
+            return 1;
+        });
         String name = "bench-incr-" + hex;
         AtomicLong floorsOrConflicts = new AtomicLong();
         Load.Measured m = incrRace(cs, name, total, floorsOrConflicts);
@@ -675,7 +685,8 @@ final class HyphaScenarios {
         return Row.of("doc.incr.contended", Row.US, m).put("commits", m.ok()).put("conflicts", floorsOrConflicts.get())
                 .put("final_value", fin).put("final_exact", fin == m.ok() && m.ok() == total)
                 .note(CONTENDERS + " connections incr /n of one Doc by 1, one in flight each, " + total + " in total")
-                .note("server-side atomic increment: one request per commit").note(CONTENDED_WARMUP).note(DURABLE);
+                .note("server-side atomic increment: one request per commit").note(contendedWarmup(warm))
+                .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled()).note(DURABLE);
     }
 
     private Load.Measured incrRace(List<HyphaClient> cs, String name, long total, AtomicLong floorsOrConflicts) {

@@ -206,7 +206,10 @@ final class NatsPeer {
         }
         try {
             kv0.put("counter-warm", "0".getBytes(StandardCharsets.UTF_8));
-            casRace(kvs, "counter-warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
+            Load.Warmed warm = Load.warmRounds(() -> {
+                casRace(kvs, "counter-warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
+                return 1;
+            });
             AtomicLong conflicts = new AtomicLong();
             AtomicLong requests = new AtomicLong();
             AtomicLong commits = new AtomicLong();
@@ -219,7 +222,8 @@ final class NatsPeer {
                     .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
                     .note(HyphaScenarios.CONTENDERS + " connections: KV get, then update with the expected revision;"
                             + " a conflict (10071 wrong last sequence) carries no value, so the retry gets again")
-                    .note(DURABLE).note(ver).note(HyphaScenarios.CONTENDED_WARMUP);
+                    .note(DURABLE).note(ver).note(HyphaScenarios.contendedWarmup(warm))
+                    .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled());
         } finally {
             for (Connection c : cs) {
                 c.close();

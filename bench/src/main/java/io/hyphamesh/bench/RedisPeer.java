@@ -97,8 +97,11 @@ final class RedisPeer {
             run.scenario("doc.incr.contended", SYSTEM, HyphaScenarios.incrTotal(o), null, () -> {
                 long total = HyphaScenarios.incrTotal(o);
                 j0.del("bench:incr:warm");
-                Load.threads(HyphaScenarios.CONTENDERS, total, Duration.ofSeconds(120),
-                        (w, i) -> pool.get(w).incrBy("bench:incr:warm", 1));
+                Load.Warmed warm = Load.warmRounds(() -> {
+                    Load.threads(HyphaScenarios.CONTENDERS, total, Duration.ofSeconds(120),
+                            (w, i) -> pool.get(w).incrBy("bench:incr:warm", 1));
+                    return 1;
+                });
                 j0.del("bench:incr");
                 Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, total, Duration.ofSeconds(120),
                         (w, i) -> pool.get(w).incrBy("bench:incr", 1));
@@ -106,7 +109,8 @@ final class RedisPeer {
                 return Row.of("doc.incr.contended", SYSTEM, m).put("commits", m.ok()).put("conflicts", 0L)
                         .put("final_value", fin).put("final_exact", fin == m.ok() && m.ok() == total)
                         .note("INCRBY 1 from " + HyphaScenarios.CONTENDERS + " connections, one in flight each")
-                        .note(DURABLE).note(ver).note(HyphaScenarios.CONTENDED_WARMUP);
+                        .note(DURABLE).note(ver).note(HyphaScenarios.contendedWarmup(warm))
+                        .put("warmup_s", warm.seconds()).put("warmup_jit_settled", warm.settled());
             });
             run.scenario("doc.incr.spread", SYSTEM, o.maxOps(), null, () -> incrSpread(run, pool, ver));
             for (Jedis j : pool) {
@@ -167,8 +171,11 @@ final class RedisPeer {
         });
     }
 
-    private static Row casContended(List<Jedis> pool, String sha, String ver) {
-        casRace(pool, sha, "bench:counter:warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
+    private static Row casContended(List<Jedis> pool, String sha, String ver) throws Exception {
+        Load.Warmed warm = Load.warmRounds(() -> {
+            casRace(pool, sha, "bench:counter:warm", new AtomicLong(), new AtomicLong(), new AtomicLong());
+            return 1;
+        });
         AtomicLong conflicts = new AtomicLong();
         AtomicLong requests = new AtomicLong();
         AtomicLong commits = new AtomicLong();
@@ -181,7 +188,8 @@ final class RedisPeer {
                 .put("final_exact", fin == k && k == HyphaScenarios.CAS_COMMITS)
                 .note(HyphaScenarios.CONTENDERS + " connections, HMGET then the CAS script; a conflict answers the current"
                         + " version and value, used for the retry (as ours)").note(DURABLE).note(ver)
-                .note(HyphaScenarios.CONTENDED_WARMUP);
+                .note(HyphaScenarios.contendedWarmup(warm)).put("warmup_s", warm.seconds())
+                .put("warmup_jit_settled", warm.settled());
     }
 
     private static Load.Measured casRace(List<Jedis> pool, String sha, String key, AtomicLong conflicts,
