@@ -218,14 +218,14 @@ final class RedisPeer {
     }
 
     /** INCRBY over 1,000 keys from 16 connections, operation i on key i mod 1,000 (as ours). */
-    private static Row incrSpread(Run run, List<Jedis> pool, String ver) {
+    private static Row incrSpread(Run run, List<Jedis> pool, String ver) throws Exception {
         int n = HyphaScenarios.SPREAD_DOCS;
         Jedis j0 = pool.get(0);
         for (int k = 0; k < n; k++) {
             j0.set("bench:spread:" + k, "1");
         }
-        Load.threads(HyphaScenarios.CONTENDERS, Long.MAX_VALUE, Load.warmupTime(),
-                (w, i) -> pool.get(w).incrBy("bench:spread:" + (i % n), 1));
+        Load.Warmed warmup = Load.warmRounds(() -> Load.threads(HyphaScenarios.CONTENDERS, Long.MAX_VALUE,
+                Load.warmupTime(), (w, i) -> pool.get(w).incrBy("bench:spread:" + (i % n), 1)).ok());
         long warm = spreadSum(j0, n);
         Load.Measured m = Load.threads(HyphaScenarios.CONTENDERS, run.options.maxOps(), run.options.duration(),
                 (w, i) -> pool.get(w).incrBy("bench:spread:" + (i % n), 1));
@@ -233,8 +233,8 @@ final class RedisPeer {
         return Row.of("doc.incr.spread", SYSTEM, m).put("docs", n).put("commits", m.ok()).put("final_sum", fin)
                 .put("final_exact", fin - warm == m.ok())
                 .note("INCRBY 1 from " + HyphaScenarios.CONTENDERS + " connections over " + n + " keys, operation i on"
-                        + " key i mod " + n).note(DURABLE).note(ver).note("warm-up of " + Load.warmupTime().toMillis()
-                        + " ms excluded");
+                        + " key i mod " + n).note(DURABLE).note(ver).note(warmup.note("operations"))
+                .put("warmup_s", warmup.seconds()).put("warmup_jit_settled", warmup.settled());
     }
 
     private static long spreadSum(Jedis j, int n) {
