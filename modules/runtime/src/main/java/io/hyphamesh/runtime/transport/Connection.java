@@ -259,8 +259,20 @@ final class Connection implements Session {
         }
         List<Object> batch = new ArrayList<>(Math.min(16, MAX_BATCH_FRAMES));
         try {
-            while (!closeWritten && open.get() && writtenSinceHeard <= DIRECT_UNHEARD_CHARS && writeNextBatch(batch)) {
-                // each round writes what was queued, up to MAX_BATCH_FRAMES
+            Object first;
+            while (!closeWritten && open.get() && writtenSinceHeard <= DIRECT_UNHEARD_CHARS
+                    && (first = outbound.poll()) != null) {
+                batch.add(first);
+                outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+                for (Object o : batch) {
+                    if (o instanceof String f) {
+                        writtenSinceHeard += f.length();
+                    } else if (o instanceof JsonBytes f) {
+                        writtenSinceHeard += f.length();
+                    }
+                }
+                closeWritten = writeBatch(batch);
+                batch.clear();
             }
         } catch (RuntimeException e) {
             LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
@@ -714,8 +726,22 @@ final class Connection implements Session {
         List<Object> batch = new ArrayList<>(Math.min(16, MAX_BATCH_FRAMES));
         while (true) {
             try {
-                while (!closeWritten && writeNextBatch(batch)) {
-                    // each round writes what was queued, up to MAX_BATCH_FRAMES
+                while (!closeWritten) {
+                    Object first = outbound.poll();
+                    if (first == null) {
+                        break;
+                    }
+                    batch.add(first);
+                    outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+                    for (Object o : batch) {
+                        if (o instanceof String f) {
+                            writtenSinceHeard += f.length();
+                        } else if (o instanceof JsonBytes f) {
+                            writtenSinceHeard += f.length();
+                        }
+                    }
+                    closeWritten = writeBatch(batch);
+                    batch.clear();
                 }
             } catch (RuntimeException e) {
                 LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
@@ -745,33 +771,6 @@ final class Connection implements Session {
                 return;
             }
         }
-    }
-
-    /**
-     * Takes what is queued (up to {@link #MAX_BATCH_FRAMES}) into {@code batch} and writes it; false
-     * when nothing was queued. Sets {@link #closeWritten} when the batch ended with the close frame.
-     * Only while holding {@link #writing}.
-     */
-    private boolean writeNextBatch(List<Object> batch) {
-        Object first = outbound.poll();
-        if (first == null) {
-            return false;
-        }
-        batch.add(first);
-        outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
-        for (Object o : batch) {
-            if (o instanceof String f) {
-                writtenSinceHeard += f.length();
-            } else if (o instanceof JsonBytes f) {
-                writtenSinceHeard += f.length();
-            }
-        }
-        try {
-            closeWritten = writeBatch(batch);
-        } finally {
-            batch.clear();
-        }
-        return true;
     }
 
     /** Writes a batch; true when it ended with the close frame (nothing more may be written). */
