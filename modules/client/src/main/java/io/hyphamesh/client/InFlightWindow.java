@@ -23,6 +23,8 @@ final class InFlightWindow {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger waitingCount = new AtomicInteger();
     private final ConcurrentLinkedQueue<PendingTable.Entry> waiting = new ConcurrentLinkedQueue<>();
+    /** Held by the one thread sending waiting requests ({@link #drain}). */
+    private final java.util.concurrent.atomic.AtomicBoolean draining = new java.util.concurrent.atomic.AtomicBoolean();
     private final Consumer<PendingTable.Entry> send;
     private volatile int limit = 1024;
 
@@ -80,22 +82,34 @@ final class InFlightWindow {
         drain();
     }
 
-    /** Sends waiting requests while slots are free; those completed while waiting (timed out) are dropped. */
+    /**
+     * Sends waiting requests while slots are free; those completed while waiting (timed out) are
+     * dropped. One thread drains at a time ({@link #draining}), and a request counts as waiting
+     * until it has been handed to the socket: otherwise a request polled by one thread could be
+     * overtaken by a later one polled by another, or admitted directly by its caller (a Log
+     * appended to with {@code appendAsync} would get its entries out of call order). A thread that
+     * finds another draining leaves the work to it; the drainer looks again after it stops.
+     */
     private void drain() {
-        while (!waiting.isEmpty() && take()) {
-            PendingTable.Entry next = waiting.poll();
-            if (next == null) {
-                inFlight.decrementAndGet();
+        while (!waiting.isEmpty() && inFlight.get() < limit) {
+            if (!draining.compareAndSet(false, true)) {
                 return;
             }
-            waitingCount.decrementAndGet();
-            if (next.future().isDone()) {
-                inFlight.decrementAndGet();
-                continue;
+            try {
+                while (!waiting.isEmpty() && take()) {
+                    PendingTable.Entry next = waiting.poll(); // only the drainer polls: not null
+                    if (next.future().isDone()) {
+                        inFlight.decrementAndGet();
+                    } else {
+                        next.queued = false;
+                        hold(next); // not reentrant: a release from inside leaves the next one to this loop
+                        send.accept(next);
+                    }
+                    waitingCount.decrementAndGet();
+                }
+            } finally {
+                draining.set(false);
             }
-            next.queued = false;
-            hold(next);
-            send.accept(next);
         }
     }
 
