@@ -218,8 +218,67 @@ final class Connection implements Session {
      * String, or UTF-8 bytes when the answer was assembled as bytes (a Log page).
      */
     private void answer(Object frame) {
-        if (!tryDirect(frame)) {
+        if (!batched(frame, Integer.MAX_VALUE) && !tryDirect(frame)) {
             enqueue(frame, outbound.size() + outbound.remainingCapacity());
+        }
+    }
+
+    /**
+     * On a socket's reader ({@link WriteBatch}): queues {@code frame} without starting the writer,
+     * for the reader to write with the rest of what it sends before it next blocks. False when the
+     * calling thread is no reader, or the socket is closed. A queue of {@code limit} or more frames
+     * is a slow consumer (the frame is then dropped, as {@link #enqueue} does), which is true.
+     */
+    private boolean batched(Object frame, int limit) {
+        WriteBatch b = WriteBatch.current();
+        if (b == null || !open.get()) {
+            return false;
+        }
+        if (outbound.size() >= limit || !outbound.offer(frame)) {
+            slowConsumer();
+            return true;
+        }
+        b.add(this);
+        return true;
+    }
+
+    /**
+     * Writes what is queued on the calling reader's thread, as the writer would ({@link #drain}),
+     * when no writer runs and the peer was heard from within the last {@link #DIRECT_UNHEARD_CHARS}
+     * written (so that the write cannot make this reader, which serves another socket, wait for a
+     * peer that stopped reading); else the socket's own writer takes it. A closed socket's clean-up
+     * is left to the writer, as {@link #tryDirect} leaves it.
+     */
+    void flushBatched() {
+        if (outbound.isEmpty()) {
+            return;
+        }
+        if (!open.get() || writtenSinceHeard > DIRECT_UNHEARD_CHARS || !writing.compareAndSet(false, true)) {
+            kickWriter();
+            return;
+        }
+        List<Object> batch = new ArrayList<>(Math.min(16, MAX_BATCH_FRAMES));
+        try {
+            while (!closeWritten && open.get() && writtenSinceHeard <= DIRECT_UNHEARD_CHARS && writeNextBatch(batch)) {
+                // each round writes what was queued, up to MAX_BATCH_FRAMES
+            }
+        } catch (RuntimeException e) {
+            LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
+            closeWritten = true;
+            if (open.compareAndSet(true, false)) {
+                closeTcp();
+            }
+        } finally {
+            if (closeWritten) {
+                // the close frame went out: the writer, started for the clean-up, writes nothing more
+                writing.set(false);
+                kickWriter();
+            } else {
+                writing.set(false);
+                if (!outbound.isEmpty() || !open.get()) {
+                    kickWriter();
+                }
+            }
         }
     }
 
@@ -321,7 +380,7 @@ final class Connection implements Session {
             InboundCall c = calls.remove(callId);
             return c == null;
         }
-        if (!tryDirect(frame) && !send(frame)) {
+        if (!batched(frame, eventCapacity) && !tryDirect(frame) && !send(frame)) {
             InboundCall c = calls.remove(callId);
             return c == null;
         }
@@ -655,22 +714,8 @@ final class Connection implements Session {
         List<Object> batch = new ArrayList<>(Math.min(16, MAX_BATCH_FRAMES));
         while (true) {
             try {
-                while (!closeWritten) {
-                    Object first = outbound.poll();
-                    if (first == null) {
-                        break;
-                    }
-                    batch.add(first);
-                    outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
-                    for (Object o : batch) {
-                        if (o instanceof String f) {
-                            writtenSinceHeard += f.length();
-                        } else if (o instanceof JsonBytes f) {
-                            writtenSinceHeard += f.length();
-                        }
-                    }
-                    closeWritten = writeBatch(batch);
-                    batch.clear();
+                while (!closeWritten && writeNextBatch(batch)) {
+                    // each round writes what was queued, up to MAX_BATCH_FRAMES
                 }
             } catch (RuntimeException e) {
                 LOG.log(open.get() ? Level.WARNING : Level.FINE, "socket " + id + " write failed; closing it", e);
@@ -700,6 +745,33 @@ final class Connection implements Session {
                 return;
             }
         }
+    }
+
+    /**
+     * Takes what is queued (up to {@link #MAX_BATCH_FRAMES}) into {@code batch} and writes it; false
+     * when nothing was queued. Sets {@link #closeWritten} when the batch ended with the close frame.
+     * Only while holding {@link #writing}.
+     */
+    private boolean writeNextBatch(List<Object> batch) {
+        Object first = outbound.poll();
+        if (first == null) {
+            return false;
+        }
+        batch.add(first);
+        outbound.drainTo(batch, MAX_BATCH_FRAMES - 1);
+        for (Object o : batch) {
+            if (o instanceof String f) {
+                writtenSinceHeard += f.length();
+            } else if (o instanceof JsonBytes f) {
+                writtenSinceHeard += f.length();
+            }
+        }
+        try {
+            closeWritten = writeBatch(batch);
+        } finally {
+            batch.clear();
+        }
+        return true;
     }
 
     /** Writes a batch; true when it ended with the close frame (nothing more may be written). */

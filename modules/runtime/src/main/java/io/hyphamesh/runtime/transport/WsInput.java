@@ -47,6 +47,9 @@ final class WsInput {
     private int lim;
     private int smallReads;
 
+    /** Run before a read that may block (the reader's {@link WriteBatch}); nothing by default. */
+    private Runnable beforeBlocking = () -> { };
+
     private WsInput(DataReader reader, InputStream in) {
         this.reader = reader;
         this.in = in;
@@ -114,6 +117,7 @@ final class WsInput {
         while (done < length) {
             int left = length - done;
             if (left >= buf.length && in != null && reader.available() == 0) {
+                beforeBlocking.run();
                 done += readStream(into, offset + done, left); // a large payload: no copy through buf
             } else {
                 fill();
@@ -138,11 +142,17 @@ final class WsInput {
         }
     }
 
+    /** Sets what runs before each read of the socket that may block. */
+    void beforeBlocking(Runnable r) {
+        beforeBlocking = r;
+    }
+
     /**
      * Reads at least one byte into the buffer. Every caller has consumed the buffer whole first (a
      * frame's bytes are taken one at a time or copied out as they come), so the read starts at 0.
      */
     private void fill() {
+        beforeBlocking.run();
         pos = 0;
         lim = 0;
         if (buf.length > MIN_BUFFER && smallReads >= SMALL_READS_TO_SHRINK) {

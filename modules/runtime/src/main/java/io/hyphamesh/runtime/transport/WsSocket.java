@@ -111,13 +111,21 @@ final class WsSocket implements ServerConnection, WsSession {
         // the requests read here run here, and their commits are led from here once the socket has
         // nothing more buffered (pipelined requests still commit together): see CommitLeader
         CommitLeader commits = CommitLeader.enter();
+        // what the requests read here send is written once per socket before this thread blocks
+        WriteBatch writes = WriteBatch.enter(() -> input.available() > 0);
+        input.beforeBlocking(writes::flush);
         readerThread = Thread.currentThread();
         try {
             listener.onOpen(this);
             while (canRun && readFrame()) {
                 lastReadNanos = System.nanoTime();
                 if (input.available() == 0 && commits.owes()) {
-                    lead(commits);
+                    writes.pause();
+                    try {
+                        lead(commits);
+                    } finally {
+                        writes.resume();
+                    }
                 }
             }
             end(CLOSE_NORMAL, "closed");
@@ -131,6 +139,7 @@ final class WsSocket implements ServerConnection, WsSession {
             LOG.log(Level.FINEST, "socket read ended", e);
             end(CLOSE_ABNORMAL, "connection dropped");
         } finally {
+            writes.exit();
             synchronized (leadLock) {
                 leading = true;
             }
