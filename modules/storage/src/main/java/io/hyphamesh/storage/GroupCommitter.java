@@ -790,13 +790,15 @@ public final class GroupCommitter {
             n += s.writes.size();
         }
         writes += n;
-        for (Submission s : subs) {
-            try {
-                s.done.complete(null);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "a commit waiter's callback failed", e);
+        CompletionScope.run(() -> {
+            for (Submission s : subs) {
+                try {
+                    s.done.complete(null);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "a commit waiter's callback failed", e);
+                }
             }
-        }
+        });
     }
 
     private void fail(Submission s, Throwable t) {

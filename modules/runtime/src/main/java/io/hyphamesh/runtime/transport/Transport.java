@@ -94,6 +94,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         this.host = host;
         this.control = control;
         this.metrics = metrics;
+        // answers sent from the committer's thread are written once per socket (WriteBatch)
+        io.hyphamesh.storage.CompletionScope.set(WriteBatch::aroundCompletions);
         this.maxFrameBytes = effectiveFrameBytes(config);
         this.origins = io.hyphamesh.runtime.http.Origins.parse("ws.allowed-origins", config.string("ws.allowed-origins"));
         this.maxInFlight = config.intValue("ws.max-in-flight");

@@ -40,6 +40,37 @@ final class WriteBatch {
         return b;
     }
 
+    /**
+     * Runs a committed group's callbacks ({@link io.hyphamesh.storage.CompletionScope}). On the
+     * committer's own platform thread, which cannot write to a socket without risking a wait on its
+     * peer, each answer used to start its socket's writer: 16 thread starts and wake-ups for a
+     * group of 16 writers' answers. Here they are queued and then written by one virtual thread,
+     * each socket's at once ({@link Connection#flushBatched}, which leaves a socket whose peer is
+     * not reading to its own writer). On a reader or any virtual thread the callbacks just run: a
+     * reader leading a commit writes its answers directly ({@link #pause}).
+     */
+    static void aroundCompletions(Runnable callbacks) {
+        if (Thread.currentThread().isVirtual() || CURRENT.get() != null) {
+            callbacks.run();
+            return;
+        }
+        WriteBatch b = new WriteBatch(() -> true);
+        CURRENT.set(b);
+        try {
+            callbacks.run();
+        } finally {
+            CURRENT.remove();
+        }
+        if (!b.pending.isEmpty()) {
+            Connection[] touched = b.pending.toArray(Connection[]::new);
+            Thread.ofVirtual().name("hypha-ws-answers").start(() -> {
+                for (Connection c : touched) {
+                    c.flushBatched();
+                }
+            });
+        }
+    }
+
     /** The calling thread's batch, or null when it is not a reader or does not batch now. */
     static WriteBatch current() {
         WriteBatch b = CURRENT.get();
