@@ -79,7 +79,7 @@ public final class HyphaConfig {
             new Setting("ws.drain-timeout", "1s", "on SIGTERM, how long requests already running get to be answered before the sockets close with 1012 (those still running then: 1001); then at most as long again for the clients' close frames"),
             new Setting("ws.heap-reserve-percent", "15", "new sockets are refused (503) while less than this share of the heap was free after the last GC; 0 turns the guard off"),
             new Setting("ws.admit-rate", "0", "WebSocket upgrades admitted per second (a token bucket); the rest are answered 503 with Retry-After and retry_after_ms before any token check; 0: no admission limit"),
-            new Setting("ws.admit-burst", "0", "upgrades admitted at once after a quiet spell (the bucket's size); 0: ws.admit-rate"),
+            new Setting("ws.admit-burst", "0", "upgrades admitted at once after a quiet spell (the bucket's size); 0: a tenth of ws.admit-rate"),
             new Setting("limits.burst", "1s", "how much of its rate a rate limit admits at once after a quiet spell: each bucket holds rate x this"),
             new Setting("limits.socket.ops-per-second", "200000", "requests one socket may send per second; 0: no limit"),
             new Setting("limits.socket.bytes-per-second", "256MiB", "inbound message bytes one socket may send per second; 0: no limit"),

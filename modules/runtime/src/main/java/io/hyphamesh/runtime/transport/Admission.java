@@ -30,14 +30,18 @@ final class Admission {
     /** The slot the next refused upgrade is told to come back at (nanoTime). */
     private long nextSlot = Long.MIN_VALUE;
 
-    /** {@code perSecond} 0: every upgrade is admitted. {@code burst} 0: one second's worth. */
+    /**
+     * {@code perSecond} 0: every upgrade is admitted. {@code burst} 0: a tenth of a second's worth
+     * (at least 1), so that a storm's first upgrades are admitted over its first second rather than
+     * all in its first instant.
+     */
     Admission(long perSecond, long burst, Metrics.Counter refusals) {
         if (perSecond < 0 || burst < 0) {
             throw new IllegalArgumentException("ws.admit-rate and ws.admit-burst must not be negative");
         }
         this.perSecond = perSecond;
         this.perNano = perSecond / 1e9;
-        this.capacity = Math.max(1, burst > 0 ? burst : perSecond);
+        this.capacity = Math.max(1, burst > 0 ? burst : perSecond / 10);
         this.level = capacity;
         this.refusals = refusals;
     }
