@@ -60,14 +60,15 @@ final class WriteBatch {
             callbacks.run();
         } finally {
             CURRENT.remove();
-        }
-        if (!b.pending.isEmpty()) {
-            Connection[] touched = b.pending.toArray(Connection[]::new);
-            Thread.ofVirtual().name("hypha-ws-answers").start(() -> {
-                for (Connection c : touched) {
-                    c.flushBatched();
-                }
-            });
+            // what was queued goes out even when a callback threw
+            if (!b.pending.isEmpty()) {
+                Connection[] touched = b.pending.toArray(Connection[]::new);
+                Thread.ofVirtual().name("hypha-ws-answers").start(() -> {
+                    for (Connection c : touched) {
+                        c.flushBatched();
+                    }
+                });
+            }
         }
     }
 
@@ -103,11 +104,13 @@ final class WriteBatch {
         if (pending.isEmpty()) {
             return;
         }
-        for (Connection c : pending) {
-            c.flushBatched();
-        }
+        // taken out first: a socket queued while these are written waits for the next flush
+        Connection[] touched = pending.toArray(Connection[]::new);
         pending.clear();
         last = null;
+        for (Connection c : touched) {
+            c.flushBatched();
+        }
     }
 
     /** Flushes and stops batching on this thread. */
