@@ -3,6 +3,7 @@ package io.hyphamesh.bench;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The {@code --cluster} options: defaults, and bad values refused before anything starts. */
@@ -35,5 +36,12 @@ class ClusterOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> Options.parse(new String[] {"--cluster", "3",
                 "--server", "http://127.0.0.1:8080", "--root-token", "t"}), "the harness starts the cluster itself");
         assertThrows(NumberFormatException.class, () -> Options.parse(new String[] {"--cluster", "three"}));
+    }
+
+    @Test
+    void theHarnessCarriesThePostgresDriverItsClusterScenariosUse() throws Exception {
+        // ClusterTarget creates each run's databases over JDBC; without the driver on the harness's
+        // runtime class path a fresh build's cluster scenarios stopped at "No suitable driver"
+        assertNotNull(java.sql.DriverManager.getDriver("jdbc:postgresql://127.0.0.1:5432/postgres"));
     }
 }
