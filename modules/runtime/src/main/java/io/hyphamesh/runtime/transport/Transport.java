@@ -3,6 +3,7 @@ package io.hyphamesh.runtime.transport;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -707,7 +708,8 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     /**
      * During a drain: closes the sockets of the workspaces {@code which} accepts with {@code 1012}
      * (what has no answer was not applied: the client sends it again), or with {@code 1001} when a
-     * request of theirs is still running (its outcome is unknown). Never blocks.
+     * request of theirs is still running (its outcome is unknown). Blocks only while a socket counts a
+     * request unanswered, 50 ms at most (a request arriving during the hold is counted for an instant).
      */
     public void restartSockets(Predicate<String> which) {
         restartSockets(which, RESTART_REASON);
@@ -719,18 +721,48 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     }
 
     private void restartSockets(Predicate<String> which, String reason) {
+        List<Connection> busy = new ArrayList<>();
         for (Connection c : connections.values()) {
             if (!c.isOpen() || !which.test(c.workspace())) {
                 continue;
             }
             if (c.unanswered() > 0) {
-                closedUnfinished.incrementAndGet();
-                c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
+                busy.add(c);
             } else {
                 c.close(Connection.CLOSE_RESTART, reason, false);
             }
         }
+        // a request arriving now is counted unanswered for an instant before its reader sees the hold
+        // and drops it (counted first so that none can start unseen): that instant is not a request
+        // running. Give such sockets a moment (a reader descheduled on a loaded machine) before
+        // taking what they still count for a request that runs: 1001, its outcome unknown
+        long graceEnd = System.nanoTime() + RESTART_GRACE_NANOS;
+        while (!busy.isEmpty()) {
+            busy.removeIf(c -> {
+                if (!c.isOpen() || c.unanswered() > 0) {
+                    return !c.isOpen();
+                }
+                c.close(Connection.CLOSE_RESTART, reason, false);
+                return true;
+            });
+            if (busy.isEmpty() || System.nanoTime() >= graceEnd) {
+                break;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Connection c : busy) {
+            closedUnfinished.incrementAndGet();
+            c.close(Connection.CLOSE_GOING_AWAY, "server shutting down before every request was answered", false);
+        }
     }
+
+    /** How long a drain's close waits for a socket that counts a request unanswered (see restartSockets). */
+    private static final long RESTART_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /**
      * Cluster mode, a partition moving away gracefully: requests arriving on the sockets of the
