@@ -145,6 +145,20 @@ final class Link {
      */
     static Link open(Endpoint endpoint, String token, Duration connectTimeout, boolean virtualReader, Owner owner) {
         Link link = new Link(endpoint, owner, token, connectTimeout);
+        // TCP first, on the caller's thread (it waits for the hello anyway): a server that is down or
+        // restarting refuses at once, and an attempt then costs no thread. A reconnecting fleet makes
+        // several attempts a second each; a reader thread started and ended for every refusal cost
+        // ~1 ms of CPU (a stack's page faults, its unmapping's TLB shootdown on every core), on the
+        // same machine as the restarting server in the bench (server.restart)
+        try {
+            link.connectTcp();
+        } catch (IOException | RuntimeException e) {
+            link.ended.set(true);
+            link.closeSocket();
+            link.hello.completeExceptionally(handshakeError(endpoint, e));
+            link.readerDone.countDown();
+            return link;
+        }
         // a platform reader is woken by the kernel itself; a virtual one by the JDK's poller, then
         // scheduled on a carrier: one wake-up more per answer (ClientOptions.virtualReader)
         Thread.Builder reader = virtualReader ? Thread.ofVirtual() : Thread.ofPlatform().daemon(true);
@@ -412,22 +426,29 @@ final class Link {
         }
     }
 
-    private void connect() throws IOException {
+    /** The TCP connection alone (the caller's thread, in {@link #open}). */
+    private void connectTcp() throws IOException {
         URI u = endpoint.socket();
-        boolean secure = "wss".equalsIgnoreCase(u.getScheme());
         String host = u.getHost();
         if (host == null) {
             throw new IOException("no host in " + u);
         }
-        String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-        int port = u.getPort() > 0 ? u.getPort() : secure ? 443 : 80;
-        int timeout = (int) Math.max(1, Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
+        String bare = bareHost(host);
+        int timeout = timeoutMillis();
         Socket s = new Socket();
         socket = s;
         s.setTcpNoDelay(true);
-        s.connect(new InetSocketAddress(bare, port), timeout);
-        if (secure) {
-            SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(s, bare, port, true);
+        s.connect(new InetSocketAddress(bare, port(u)), timeout);
+    }
+
+    /** TLS (wss) and the WebSocket upgrade on the connected socket (the reader thread). */
+    private void connect() throws IOException {
+        URI u = endpoint.socket();
+        int timeout = timeoutMillis();
+        Socket s = socket;
+        if ("wss".equalsIgnoreCase(u.getScheme())) {
+            String bare = bareHost(u.getHost());
+            SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(s, bare, port(u), true);
             var params = tls.getSSLParameters();
             params.setEndpointIdentificationAlgorithm("HTTPS");
             tls.setSSLParameters(params);
@@ -440,6 +461,18 @@ final class Link {
         OutputStream o = WebSocketCodec.handshake(s, u, token);
         s.setSoTimeout(0);
         writer = new WebSocketCodec.Writer(o, masks);
+    }
+
+    private static String bareHost(String host) {
+        return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    }
+
+    private static int port(URI u) {
+        return u.getPort() > 0 ? u.getPort() : "wss".equalsIgnoreCase(u.getScheme()) ? 443 : 80;
+    }
+
+    private int timeoutMillis() {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
     }
 
     /** The reader's frames: messages to {@link #onMessage}, pings answered, the server's close echoed. */
