@@ -95,6 +95,7 @@ public final class ArtifactConfig {
     private final boolean s3PathStyle;
     private final boolean s3CreateBucket;
     private final Clock clock;
+    private final java.time.Duration wiringDelay;
 
     private ArtifactConfig(Builder b) {
         this.provider = b.provider;
@@ -118,6 +119,7 @@ public final class ArtifactConfig {
         this.s3PathStyle = b.s3PathStyle;
         this.s3CreateBucket = b.s3CreateBucket;
         this.clock = b.clock;
+        this.wiringDelay = b.wiringDelay;
     }
 
     /** A builder holding the defaults of the README table. */
@@ -155,6 +157,7 @@ public final class ArtifactConfig {
         b.s3PathStyle = s3PathStyle;
         b.s3CreateBucket = s3CreateBucket;
         b.clock = clock;
+        b.wiringDelay = wiringDelay;
         return b;
     }
 
@@ -263,6 +266,15 @@ public final class ArtifactConfig {
         return clock;
     }
 
+    /**
+     * How long the {@code filesystem} provider waits before it wires jclouds in the background, unless
+     * a call needs the store first (code only: a restart's new process, whose returning clients need
+     * the CPU more in their first seconds). Zero: at once.
+     */
+    public java.time.Duration wiringDelay() {
+        return wiringDelay;
+    }
+
     @Override
     public String toString() {
         return "ArtifactConfig{provider=" + provider.key()
@@ -367,6 +379,7 @@ public final class ArtifactConfig {
         private boolean s3PathStyle = true;
         private boolean s3CreateBucket = true;
         private Clock clock = Clock.systemUTC();
+        private java.time.Duration wiringDelay = java.time.Duration.ZERO;
 
         private Builder() {
         }
@@ -502,6 +515,13 @@ public final class ArtifactConfig {
         /** The clock of expiry decisions (code only; tests move it). */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock);
+            return this;
+        }
+
+        /** See {@link ArtifactConfig#wiringDelay()} (code only). */
+        public Builder wiringDelay(java.time.Duration delay) {
+            require(!delay.isNegative(), "wiring delay must not be negative");
+            this.wiringDelay = delay;
             return this;
         }
 

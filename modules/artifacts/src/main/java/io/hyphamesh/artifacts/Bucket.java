@@ -34,14 +34,17 @@ final class Bucket {
 
     private final ArtifactConfig config;
     private final CompletableFuture<BlobStore> opening;
+    /** Tells a store being opened later ({@link ArtifactConfig#wiringDelay()}) that a call needs it now. */
+    private final Runnable demand;
     private final String container;
     /** The provider's store once {@link #opening} completed (read without waiting on the future). */
     private volatile BlobStore blobs;
 
     /** A bucket whose store may still be being opened: every use waits for {@code opening}. */
-    Bucket(ArtifactConfig config, CompletableFuture<BlobStore> opening, String container) {
+    Bucket(ArtifactConfig config, CompletableFuture<BlobStore> opening, Runnable demand, String container) {
         this.config = config;
         this.opening = opening;
+        this.demand = demand;
         this.container = container;
     }
 
@@ -60,6 +63,7 @@ final class Bucket {
             return b;
         }
         try {
+            demand.run();
             b = opening.join();
         } catch (CompletionException | CancellationException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();

@@ -50,10 +50,15 @@ final class JcloudsArtifactStore implements ArtifactStore {
     /** The last write failed for a lasting reason (a full disk), and none succeeded since. */
     private volatile WriteProblem writeProblem;
 
+    /** Released when a call needs the store, or at close: the wiring then starts without its delay. */
+    private final java.util.concurrent.CountDownLatch wanted = new java.util.concurrent.CountDownLatch(1);
+    /** Set at close: a wiring that has not started yet never starts. */
+    private volatile boolean closing;
+
     private JcloudsArtifactStore(ArtifactConfig config, CompletableFuture<BlobStoreContext> context, String container) {
         this.config = config;
         this.context = context;
-        this.bucket = new Bucket(config, context.thenApply(BlobStoreContext::getBlobStore), container);
+        this.bucket = new Bucket(config, context.thenApply(BlobStoreContext::getBlobStore), wanted::countDown, container);
         this.records = new UploadRecords(bucket);
         Optional<SigV4Presigner> sigV4 = Optional.empty();
         Optional<UrlSigner> urlSigner = Optional.empty();
@@ -72,7 +77,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
      * Opens the store. The {@code filesystem} provider returns at once, after checking its directory,
      * and wires jclouds in the background (~0.5 s of a cold JVM's CPU, mostly Guice reflecting over
      * jclouds' modules): a server's start does not wait for it, and a call that comes first waits
-     * for it instead. A failure there fails the calls with {@code unavailable} and shows in
+     * for it instead. With a {@linkplain ArtifactConfig#wiringDelay() wiring delay} the wiring starts
+     * after it, or when the first call needs the store, whichever comes first. A failure there fails the calls with {@code unavailable} and shows in
      * {@link #writeProblem()}. The other providers open here, and a configuration they refuse fails
      * this call.
      */
@@ -84,7 +90,16 @@ final class JcloudsArtifactStore implements ArtifactStore {
             // a platform thread: the wiring is seconds of CPU (Guice, class loading, synchronized
             // caches) that would hold one of the few virtual-thread carriers without a pause, just
             // when the clients of a restarted server come back; the kernel time-slices a platform thread
-            Thread.ofPlatform().daemon().name("hypha-blob-wiring").start(() -> store.openInto(opening, dir));
+            Thread.ofPlatform().daemon().name("hypha-blob-wiring").start(() -> {
+                store.awaitWanted(config.wiringDelay());
+                if (!config.wiringDelay().isZero() && store.closing) {
+                    // closed before anything needed it: nothing to wire (without a delay the close
+                    // waits for the wiring, as it always did)
+                    opening.completeExceptionally(new HyphaException(ErrorCode.UNAVAILABLE, "the blob store is closed"));
+                    return;
+                }
+                store.openInto(opening, dir);
+            });
             return store;
         }
         BlobContexts.Opened opened = BlobContexts.open(config);
@@ -97,6 +112,18 @@ final class JcloudsArtifactStore implements ArtifactStore {
             throw e;
         }
         return store;
+    }
+
+    /** Waits {@code delay} at most, less if a call needs the store first. */
+    private void awaitWanted(java.time.Duration delay) {
+        if (delay.isZero()) {
+            return;
+        }
+        try {
+            wanted.await(delay.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Opens the filesystem provider on {@code dir} and prepares it, then hands the context to every call waiting for it. */
@@ -286,6 +313,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
     /** Closes the provider's context; one still being opened is waited for first. */
     @Override
     public void close() {
+        closing = true;
+        wanted.countDown();
         BlobStoreContext c;
         try {
             c = context.join();

@@ -58,6 +58,27 @@ class FilesystemArtifactStoreTest extends ArtifactStoreContract {
     }
 
     /**
+     * With a wiring delay (a restart's new process), the first call that needs the store wires it at
+     * once instead of waiting out the delay, and a store closed before any call never wires.
+     */
+    @Test
+    void aDelayedWiringStartsAtTheFirstCallOrNeverWhenClosedFirst() throws IOException {
+        java.time.Duration hour = java.time.Duration.ofHours(1);
+        Path dir = Files.createDirectories(root.resolve("delayed"));
+        String ws = ws();
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            try (ArtifactStore late = ArtifactStore.create(configure(dir, "delayed").wiringDelay(hour).build())) {
+                byte[] body = {7, 8, 9};
+                assertEquals(3, late.put(ws, "now.bin", new ByteArrayInputStream(body), 3, "application/octet-stream").size());
+                assertArrayEquals(body, late.get(ws, "now.bin", Optional.empty()).body().readAllBytes());
+            }
+            Path unused = Files.createDirectories(root.resolve("delayed-unused"));
+            ArtifactStore.create(configure(unused, "delayed-unused").wiringDelay(hour).build()).close();
+            assertFalse(Files.exists(unused.resolve("blobs/artifacts")), "closed before any call: never wired");
+        }, "neither the call nor the close waited out the hour");
+    }
+
+    /**
      * The filesystem provider wires jclouds in the background ({@link JcloudsArtifactStore#open}): a
      * store used the moment it is opened, and one closed the moment it is opened, behave as if it
      * had been wired first.

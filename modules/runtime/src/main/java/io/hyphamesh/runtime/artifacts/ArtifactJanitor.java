@@ -57,8 +57,17 @@ public final class ArtifactJanitor implements AutoCloseable {
 
     /** Starts the janitor; its first run is at once (uploads may have expired while the server was down). */
     public static ArtifactJanitor start(ArtifactStore store) {
+        return start(store, java.time.Duration.ZERO);
+    }
+
+    /**
+     * Starts the janitor with its first run {@code firstRunAfter} from now (a restart's new process:
+     * the run needs the blob store, whose wiring waits for the returning clients, see
+     * {@link io.hyphamesh.artifacts.ArtifactConfig#wiringDelay()}).
+     */
+    public static ArtifactJanitor start(ArtifactStore store, java.time.Duration firstRunAfter) {
         ArtifactJanitor j = new ArtifactJanitor(store);
-        j.scheduleAt(j.clock.instant());
+        j.scheduleAt(j.clock.instant().plus(firstRunAfter));
         return j;
     }
 

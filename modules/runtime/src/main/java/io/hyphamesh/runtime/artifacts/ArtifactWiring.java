@@ -38,12 +38,22 @@ public final class ArtifactWiring {
      * @throws IllegalArgumentException for a configuration the store refuses
      */
     public static ArtifactStore open(HyphaConfig config, Path dataDir, int port) {
-        return ArtifactStore.create(config(config, dataDir, port));
+        return open(config, dataDir, port, java.time.Duration.ZERO);
+    }
+
+    /** As {@link #open(HyphaConfig, Path, int)}, the filesystem provider wired after {@code wiringDelay} (or at its first use). */
+    public static ArtifactStore open(HyphaConfig config, Path dataDir, int port, java.time.Duration wiringDelay) {
+        return ArtifactStore.create(config(config, dataDir, port, wiringDelay));
     }
 
     /** The store's configuration from the server's. */
     static ArtifactConfig config(HyphaConfig config, Path dataDir, int port) {
+        return config(config, dataDir, port, java.time.Duration.ZERO);
+    }
+
+    private static ArtifactConfig config(HyphaConfig config, Path dataDir, int port, java.time.Duration wiringDelay) {
         ArtifactConfig.Builder b = ArtifactConfig.builder()
+                .wiringDelay(wiringDelay)
                 .provider(ArtifactConfig.Provider.of(config.string("artifacts.provider")))
                 .dataDir(dataDir)
                 .publicBaseUrl(publicUrl(config, port))
