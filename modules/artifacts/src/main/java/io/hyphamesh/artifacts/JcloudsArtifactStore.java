@@ -78,8 +78,8 @@ final class JcloudsArtifactStore implements ArtifactStore {
      * and wires jclouds in the background (~0.5 s of a cold JVM's CPU, mostly Guice reflecting over
      * jclouds' modules): a server's start does not wait for it, and a call that comes first waits
      * for it instead. With a {@linkplain ArtifactConfig#wiringDelay() wiring delay} the wiring starts
-     * after it, or when the first call needs the store, whichever comes first. A failure there fails the calls with {@code unavailable} and shows in
-     * {@link #writeProblem()}. The other providers open here, and a configuration they refuse fails
+     * after it, or when the first call needs the store, whichever comes first. A failure there fails
+     * the calls with {@code unavailable} and shows in {@link #writeProblem()}. The other providers open here, and a configuration they refuse fails
      * this call.
      */
     static JcloudsArtifactStore open(ArtifactConfig config) {

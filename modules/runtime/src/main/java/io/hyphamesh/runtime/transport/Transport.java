@@ -739,8 +739,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         long graceEnd = System.nanoTime() + RESTART_GRACE_NANOS;
         while (!busy.isEmpty()) {
             busy.removeIf(c -> {
-                if (!c.isOpen() || c.unanswered() > 0) {
-                    return !c.isOpen();
+                if (!c.isOpen()) {
+                    return true; // closed meanwhile
+                }
+                if (c.unanswered() > 0) {
+                    return false;
                 }
                 c.close(Connection.CLOSE_RESTART, reason, false);
                 return true;
