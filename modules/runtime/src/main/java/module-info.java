@@ -16,6 +16,7 @@ module io.hyphamesh.runtime {
     requires io.helidon.config;
     requires io.helidon.config.yaml;
     requires io.helidon.common;
+    requires io.helidon.common.task;
     requires io.helidon.http;
     requires io.helidon.common.tls;
     requires java.logging;

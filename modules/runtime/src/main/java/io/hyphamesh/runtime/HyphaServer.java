@@ -40,6 +40,7 @@ import io.hyphamesh.runtime.http.ObserveRoutes;
 import io.hyphamesh.runtime.metrics.Metric;
 import io.hyphamesh.runtime.metrics.Metrics;
 import io.hyphamesh.runtime.objects.ObjectFactory;
+import io.hyphamesh.runtime.transport.ConnectionGate;
 import io.hyphamesh.runtime.transport.Transport;
 import io.hyphamesh.runtime.transport.WsUpgrade;
 import io.hyphamesh.storage.Storage;
@@ -403,6 +404,11 @@ public final class HyphaServer implements AutoCloseable {
                                                int[] webPort, io.hyphamesh.runtime.control.Audit audit) {
         java.util.function.Supplier<java.util.Set<String>> peers = peerOrigins(cluster);
         HttpRouting.Builder routing = HttpRouting.builder()
+                // a connection's first HTTP request lets the next new connection start (ConnectionGate)
+                .addFilter((chain, req, res) -> {
+                    ConnectionGate.decided();
+                    chain.proceed();
+                })
                 .addFilter(io.hyphamesh.runtime.http.Cors.filter(
                         io.hyphamesh.runtime.http.Origins.parse("http.cors-origins", config.string("http.cors-origins")), peers))
                 .addFilter(HttpSupport.framingFilter())
@@ -427,7 +433,7 @@ public final class HyphaServer implements AutoCloseable {
     private static WebServer webServer(HyphaConfig config, HttpRouting.Builder routing, Transport transport) {
         WebServerConfig.Builder web = WebServer.builder();
         TlsSetup.of(config).ifPresent(web::tls);
-        return web
+        WebServer server = web
                 .host(config.string("host"))
                 .port(config.intValue("port"))
                 .shutdownHook(false)
@@ -449,6 +455,9 @@ public final class HyphaServer implements AutoCloseable {
                         .build())
                 .routing(routing)
                 .build();
+        // a reconnect storm's connection threads start a few at a time, not all ahead of open sockets' readers
+        ConnectionGate.install(server, Math.max(2, Runtime.getRuntime().availableProcessors()), ConnectionGate.SLOW_NANOS);
+        return server;
     }
 
     private static int receiveBuffer(HyphaConfig config) {

@@ -58,6 +58,14 @@ public final class WsUpgrade implements Http1Upgrader {
 
     @Override
     public ServerConnection upgrade(ConnectionContext ctx, HttpPrologue prologue, WritableHeaders<?> headers) {
+        try {
+            return decide(ctx, prologue, headers);
+        } finally {
+            ConnectionGate.decided();
+        }
+    }
+
+    private ServerConnection decide(ConnectionContext ctx, HttpPrologue prologue, WritableHeaders<?> headers) {
         String path = prologue.uriPath().path();
         if (prologue.method() != Method.GET || !path.startsWith(Transport.PATH_PREFIX)
                 || !path.endsWith(Transport.PATH_SUFFIX)) {
