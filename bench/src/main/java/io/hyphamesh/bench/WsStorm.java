@@ -32,7 +32,6 @@ import io.hyphamesh.api.CloseCode;
 import io.hyphamesh.client.HyphaClient;
 import jakarta.json.JsonValue;
 import org.HdrHistogram.ConcurrentHistogram;
-import org.HdrHistogram.Histogram;
 
 /**
  * {@code ws.storm}: a reconnect storm against clients already connected. A server of its own
@@ -43,7 +42,11 @@ import org.HdrHistogram.Histogram;
  * open-file limits of both processes). A storm socket that is refused ({@code 503}, or a close
  * {@code 1013}) waits the {@code retry_after_ms} it was given plus up to 10 % jitter, as the
  * reference clients do, and tries again, until admitted or {@link #GIVE_UP} after the storm began.
- * The storm window ends when every storm socket is admitted or gave up. Before the idle phase,
+ * The storm window ends when every storm socket is admitted or gave up. The admitted sockets are
+ * then closed and the same storm comes again with the callers paced ({@link #PACED_INTERVAL}
+ * each, latency counted from when each call was due): closed-loop callers keep the 2 cores busy, so
+ * they measure the CPU the storm takes from them, and a stall of the server counts once per caller;
+ * paced ones leave CPU spare and count a stall for every call it delayed ({@code paced_*} fields). Before the idle phase,
  * storms of the same size are run and closed unrecorded until the server's compilers are nearly idle
  * through one, so that both JVMs' upgrade path is compiled (as a server that has run for a while has
  * it). Main thread; the callers are virtual threads, the storm's sockets one selector thread in a
@@ -59,6 +62,8 @@ final class WsStorm {
     static final Duration JIT_SETTLE_MAX = Duration.ofSeconds(40);
     /** Seconds of the storm broken down in {@code storm_p99_us_by_second} (later calls count in the last). */
     private static final int BY_SECOND = 30;
+    /** Each caller's interval between calls in the paced pass: 8 callers, 2,000 calls a second in all. */
+    static final Duration PACED_INTERVAL = Duration.ofMillis(4);
     private static final Pattern RETRY_AFTER_MS = Pattern.compile("\"retry_after_ms\"\\s*:\\s*(\\d+)");
 
     private WsStorm() {
@@ -94,47 +99,51 @@ final class WsStorm {
         for (int i = 0; i < CALLERS; i++) {
             callers.add(ws.connect("bench-storm-caller-" + i));
         }
-        ConcurrentHistogram idleH = new ConcurrentHistogram(3);
-        ConcurrentHistogram stormH = new ConcurrentHistogram(3);
-        // where the callers record: idle, then the storm (null: not recorded, e.g. the warm-up)
-        AtomicReference<Histogram> into = new AtomicReference<>();
+        // where the callers record (null: not recorded, e.g. the warm-up): idle, then the storm, with
+        // closed-loop callers; then the same two phases again with paced ones
+        Phase idleP = new Phase("idle", false);
+        Phase stormP = new Phase("storm", true);
+        Phase pacedIdleP = new Phase("paced idle", false);
+        Phase pacedStormP = new Phase("paced storm", true);
+        AtomicReference<Phase> into = new AtomicReference<>();
+        // 0: closed loop; else each caller's interval between calls
+        AtomicLong pace = new AtomicLong();
         AtomicLong lastEnd = new AtomicLong();
-        // the storm's calls by the second they ended in (from the storm's start): where its tail comes from
-        AtomicLong stormStart = new AtomicLong();
-        ConcurrentHistogram[] bySecond = new ConcurrentHistogram[BY_SECOND];
-        for (int i = 0; i < BY_SECOND; i++) {
-            bySecond[i] = new ConcurrentHistogram(3);
-        }
-        AtomicLong idleGap = new AtomicLong();
-        AtomicLong stormGap = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong callErrors = new AtomicLong();
         AtomicReference<String> firstCallError = new AtomicReference<>();
         List<Thread> load = new ArrayList<>();
         for (HyphaClient c : callers) {
             load.add(Thread.ofVirtual().start(() -> {
+                long next = 0;
+                long pacedAt = 0; // the interval the schedule was made for (0: none)
                 while (!stop.get()) {
                     long t0 = System.nanoTime();
+                    long interval = pace.get();
+                    if (interval > 0) {
+                        // one call every interval on a fixed schedule, its latency counted from when it was
+                        // due: a stall then counts for every call it delayed, not once per caller
+                        next = pacedAt == interval ? next + interval : t0 + ThreadLocalRandom.current().nextLong(interval);
+                        pacedAt = interval;
+                        sleepUntil(next);
+                        t0 = next;
+                    } else {
+                        pacedAt = 0;
+                    }
                     try {
                         c.call("storm", "noop", HyphaScenarios.TIMEOUT);
-                        Histogram h = into.get();
-                        if (h != null) {
+                        Phase p = into.get();
+                        if (p != null) {
                             long t1 = System.nanoTime();
-                            h.recordValue(t1 - t0);
-                            if (h == stormH) {
-                                int sec = (int) Math.min(BY_SECOND - 1, (t1 - stormStart.get()) / 1_000_000_000L);
-                                bySecond[sec].recordValue(t1 - t0);
-                            }
+                            p.record(t0, t1);
                             // the longest time in which no caller's call ended: a stall of every caller at
-                            // once shows here as itself, where the histogram counts it once per caller
-                            long gap = t1 - lastEnd.getAndSet(t1);
-                            (h == stormH ? stormGap : idleGap).accumulateAndGet(gap, Math::max);
+                            // once shows here as itself, where a closed loop's histogram counts it once per caller
+                            p.gap.accumulateAndGet(t1 - lastEnd.getAndSet(t1), Math::max);
                         }
                     } catch (RuntimeException e) {
-                        Histogram h = into.get();
+                        Phase p = into.get();
                         callErrors.incrementAndGet();
-                        firstCallError.compareAndSet(null, (h == idleH ? "idle: " : h == null ? "warm-up or after: "
-                                : "storm: ") + Load.describe(e));
+                        firstCallError.compareAndSet(null, (p == null ? "warm-up or after" : p.name) + ": " + Load.describe(e));
                         // a failing call must not spin: on 2 cores the spin starves the provider's own
                         // client (it then looks stalled to the server, and every call fails at once)
                         sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20));
@@ -157,9 +166,12 @@ final class WsStorm {
         // then the idle phase lets their garbage go
         Wave warm;
         Wave wave;
+        Wave paced;
         double[] settle;
         List<Long> warmJitMs = new ArrayList<>();
         long stormNanos;
+        long refusalsBefore;
+        long serverRefusals;
         try (Source source = Source.start(tmp, server.api().base(), request, sources)) {
             // warm-up storms until the server's compilers are nearly idle through one: measured, one was
             // not enough (its compilers used 3.1 s of CPU in the first, 1.7 s in the second, 0.06 s in the
@@ -180,39 +192,34 @@ final class WsStorm {
             // this server is fresh, and its JIT still took 15% of its CPU in the idle phase and up to 29% in
             // the storm when the idle phase began right after the warm-up storm
             settle = settleJit(pid.orElse(-1L));
-            lastEnd.set(System.nanoTime());
-            into.set(idleH);
-            Thread.sleep(idle.toMillis());
-
-            lastEnd.set(System.nanoTime());
-            stormStart.set(System.nanoTime());
-            into.set(stormH);
-            wave = source.wave(target);
+            refusalsBefore = server.api().metrics().getOrDefault("ws_admission_refusals", -1L);
+            wave = measure(source, target, idle, idleP, stormP, into, lastEnd);
             stormNanos = wave.nanos;
-            into.set(null);
+            serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L) - refusalsBefore;
+            source.closeAll();
+            awaitSockets(server, CALLERS + 1, Duration.ofSeconds(30));
+
+            // the same storm with the callers paced (PACED_INTERVAL each), as connected clients that are not
+            // load generators: they leave the machine spare CPU, and what they see is the server's stalls
+            pace.set(PACED_INTERVAL.toNanos());
+            Thread.sleep(2000);
+            paced = measure(source, target, idle, pacedIdleP, pacedStormP, into, lastEnd);
             stop.set(true);
             for (Thread t : load) {
                 t.join(60_000);
             }
             source.closeAll();
         }
-        long serverRefusals = server.api().metrics().getOrDefault("ws_admission_refusals", -1L)
-                - warm.refused503.get();
         long admitted = wave.admittedCount.get();
-        List<Long> callsBySecond = new ArrayList<>();
-        List<Double> p99BySecond = new ArrayList<>();
-        for (ConcurrentHistogram h : bySecond) {
-            callsBySecond.add(h.getTotalCount());
-            p99BySecond.add(h.getTotalCount() == 0 ? 0 : Row.round(h.getValueAtPercentile(99) / 1e3, 1));
-        }
-        while (!callsBySecond.isEmpty() && callsBySecond.getLast() == 0) {
-            callsBySecond.removeLast();
-            p99BySecond.removeLast();
-        }
+        ConcurrentHistogram idleH = idleP.h;
+        ConcurrentHistogram stormH = stormP.h;
         double idleP99 = idleH.getValueAtPercentile(99) / 1e3;
         double stormP99 = stormH.getValueAtPercentile(99) / 1e3;
         double ratio = idleP99 > 0 ? stormP99 / idleP99 : -1;
-        Row r = Row.of("ws.storm", Row.US).n(stormH.getTotalCount()).errors(callErrors.get() + wave.failed.get())
+        double pacedIdleP99 = pacedIdleP.h.getValueAtPercentile(99) / 1e3;
+        double pacedStormP99 = pacedStormP.h.getValueAtPercentile(99) / 1e3;
+        double pacedRatio = pacedIdleP99 > 0 ? pacedStormP99 / pacedIdleP99 : -1;
+        Row r = Row.of("ws.storm", Row.US).n(stormH.getTotalCount()).errors(callErrors.get() + wave.failed.get() + paced.failed.get())
                 .latency(stormH)
                 .put("admit_rate", admitRate).put("storm_sockets", target).put("requested_storm_sockets", requested)
                 .put("admitted", admitted).put("refused_503", wave.refused503.get()).put("refused_1013", wave.refused1013.get())
@@ -222,12 +229,19 @@ final class WsStorm {
                 .put("idle_calls", idleH.getTotalCount()).put("idle_p50_us", Row.round(idleH.getValueAtPercentile(50) / 1e3, 1))
                 .put("idle_p99_us", Row.round(idleP99, 1)).put("storm_p99_us", Row.round(stormP99, 1))
                 .put("storm_p99_over_idle", Row.round(ratio, 2))
-                .put("idle_longest_stall_ms", Row.round(idleGap.get() / 1e6, 1))
-                .put("storm_longest_stall_ms", Row.round(stormGap.get() / 1e6, 1))
-                .put("storm_calls_by_second", callsBySecond).put("storm_p99_us_by_second", p99BySecond)
+                .put("idle_longest_stall_ms", Row.round(idleP.gap.get() / 1e6, 1))
+                .put("storm_longest_stall_ms", Row.round(stormP.gap.get() / 1e6, 1))
+                .put("storm_calls_by_second", stormP.callsBySecond()).put("storm_p99_us_by_second", stormP.p99BySecond())
+                .put("paced_calls_per_s", CALLERS * 1_000_000_000L / PACED_INTERVAL.toNanos())
+                .put("paced_idle_calls", pacedIdleP.h.getTotalCount()).put("paced_idle_p99_us", Row.round(pacedIdleP99, 1))
+                .put("paced_storm_calls", pacedStormP.h.getTotalCount()).put("paced_storm_p99_us", Row.round(pacedStormP99, 1))
+                .put("paced_storm_max_ms", Row.round(pacedStormP.h.getMaxValue() / 1e6, 1))
+                .put("paced_storm_p99_over_idle", Row.round(pacedRatio, 2))
+                .put("paced_storm_p99_us_by_second", pacedStormP.p99BySecond())
+                .put("paced_admitted", paced.admittedCount.get()).put("paced_arrived_in_ms", paced.arrivedNanos.get() / 1_000_000)
                 .put("warm_storms", warmJitMs.size()).put("warm_storm_server_jit_ms", warmJitMs)
                 .put("jit_settle_s", Row.round(settle[0], 1)).put("jit_settled", settle[1] > 0).put("within_bound", ratio >= 0 && ratio <= 2.0)
-                .put("storm_s", Row.round(stormNanos / 1e9, 2))
+                .put("storm_s", Row.round(stormNanos / 1e9, 2)).put("arrived_in_ms", wave.arrivedNanos.get() / 1_000_000)
                 .put("all_admitted_after_ms", admitted > 0 ? wave.lastAdmitNanos.get() / 1_000_000 : -1)
                 .put("rpc_errors", callErrors.get());
         r.note(String.format(Locale.ROOT, "%d JVM clients call an RPC provider (another client) one call at a time each;"
@@ -241,7 +255,12 @@ final class WsStorm {
                 ratio, admitted, admitted > 0 ? wave.lastAdmitNanos.get() / 1_000_000 : -1, wave.refused503.get() + wave.refused1013.get(),
                 wave.refused503.get(), wave.refused1013.get(), wave.gaveUp.get(), wave.failed.get()));
         r.note(String.format(Locale.ROOT, "longest time in which no caller's call ended: %.0f ms idle, %.0f ms in the storm",
-                idleGap.get() / 1e6, stormGap.get() / 1e6));
+                idleP.gap.get() / 1e6, stormP.gap.get() / 1e6));
+        r.note(String.format(Locale.ROOT, "then the same storm again with the callers paced (one call every %d ms each, %,d a"
+                        + " second in all; latency from when each call was due, so a stall counts for every call it delayed):"
+                        + " idle p99 %.0f us, storm p99 %.0f us (%.2fx), storm max %.0f ms; %,d admitted, the storm arrived in %,d ms",
+                PACED_INTERVAL.toMillis(), CALLERS * 1000 / PACED_INTERVAL.toMillis(), pacedIdleP99, pacedStormP99, pacedRatio,
+                pacedStormP.h.getMaxValue() / 1e6, paced.admittedCount.get(), paced.arrivedNanos.get() / 1_000_000));
         if (target < requested) {
             r.note("storm capped at " + target + " sockets (requested " + requested + ") by the per-process open-file"
                     + " limit, 300 below it on each side");
@@ -268,6 +287,67 @@ final class WsStorm {
     }
 
     /**
+     * The callers recorded into {@code idle} for {@code idleTime}, then into {@code storm} while one
+     * storm of {@code n} arrives; returns the storm's wave (its sockets stay open).
+     */
+    private static Wave measure(Source source, int n, Duration idleTime, Phase idle, Phase storm,
+                                AtomicReference<Phase> into, AtomicLong lastEnd) throws Exception {
+        lastEnd.set(System.nanoTime());
+        into.set(idle);
+        Thread.sleep(idleTime.toMillis());
+        lastEnd.set(System.nanoTime());
+        storm.start = System.nanoTime();
+        into.set(storm);
+        Wave w = source.wave(n);
+        into.set(null);
+        return w;
+    }
+
+    /** Where the callers record one phase: its latencies, the storm's by the second they ended in, its longest gap. */
+    private static final class Phase {
+        final String name;
+        final ConcurrentHistogram h = new ConcurrentHistogram(3);
+        /** The storm's calls by the second they ended in (from its start): where its tail comes from; null when idle. */
+        final ConcurrentHistogram[] bySecond;
+        final AtomicLong gap = new AtomicLong();
+        volatile long start;
+
+        Phase(String name, boolean storm) {
+            this.name = name;
+            this.bySecond = storm ? new ConcurrentHistogram[BY_SECOND] : null;
+            for (int i = 0; storm && i < BY_SECOND; i++) {
+                bySecond[i] = new ConcurrentHistogram(3);
+            }
+        }
+
+        void record(long t0, long t1) {
+            h.recordValue(t1 - t0);
+            if (bySecond != null) {
+                bySecond[(int) Math.min(BY_SECOND - 1, Math.max(0, t1 - start) / 1_000_000_000L)].recordValue(t1 - t0);
+            }
+        }
+
+        List<Long> callsBySecond() {
+            List<Long> out = new ArrayList<>();
+            for (ConcurrentHistogram s : bySecond) {
+                out.add(s.getTotalCount());
+            }
+            while (!out.isEmpty() && out.getLast() == 0) {
+                out.removeLast();
+            }
+            return out;
+        }
+
+        List<Double> p99BySecond() {
+            List<Double> out = new ArrayList<>();
+            for (int i = 0; i < callsBySecond().size(); i++) {
+                out.add(bySecond[i].getTotalCount() == 0 ? 0 : Row.round(bySecond[i].getValueAtPercentile(99) / 1e3, 1));
+            }
+            return out;
+        }
+    }
+
+    /**
      * One storm: {@code n} raw upgrades spread over one second, each retried after the wait it is
      * given until admitted or {@link #GIVE_UP}; {@link #run} returns when every one is admitted,
      * gave up or failed. The admitted sockets stay open until {@link #closeAll}.
@@ -280,6 +360,8 @@ final class WsStorm {
         final AtomicLong admittedCount = new AtomicLong();
         /** When the last admitted socket was admitted, after the wave began. */
         final AtomicLong lastAdmitNanos = new AtomicLong();
+        /** When the last storm socket made its first attempt, after the wave began: how long the storm took to arrive. */
+        final AtomicLong arrivedNanos = new AtomicLong();
         final AtomicLong refused503 = new AtomicLong();
         final AtomicLong refused1013 = new AtomicLong();
         final AtomicLong withoutRetryAfter = new AtomicLong();
@@ -307,15 +389,20 @@ final class WsStorm {
             InetSocketAddress server = new InetSocketAddress(base.getHost(), base.getPort());
             PriorityQueue<long[]> due = new PriorityQueue<>(Comparator.comparingLong((long[] d) -> d[0]));
             for (int i = 0; i < n; i++) {
-                due.add(new long[] {start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, n), i});
+                due.add(new long[] {start + TimeUnit.SECONDS.toNanos(1) * i / Math.max(1, n), i, 0});
             }
             int settled = 0;
+            int firstAttempts = 0;
             long nextTimeoutScan = start + TimeUnit.SECONDS.toNanos(1);
             try (Selector selector = Selector.open()) {
                 while (settled < n) {
                     long now = System.nanoTime();
                     while (!due.isEmpty() && due.peek()[0] <= now) {
-                        int me = (int) due.poll()[1];
+                        long[] d = due.poll();
+                        int me = (int) d[1];
+                        if (d[2] == 0 && ++firstAttempts == n) {
+                            arrivedNanos.set(now - start);
+                        }
                         if (now > deadline) {
                             gaveUp.incrementAndGet();
                             settled++;
@@ -372,7 +459,7 @@ final class WsStorm {
                         wait = 1000;
                     }
                     due.add(new long[] {now + TimeUnit.MILLISECONDS.toNanos(
-                            wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1)), a.index});
+                            wait + ThreadLocalRandom.current().nextLong(wait / 10 + 1)), a.index, 1});
                     return 0;
                 }
                 default -> {
@@ -391,13 +478,13 @@ final class WsStorm {
         String report() {
             String f = firstFailure.get();
             return admittedCount.get() + " " + lastAdmitNanos.get() + " " + refused503.get() + " " + refused1013.get() + " "
-                    + withoutRetryAfter.get() + " " + gaveUp.get() + " " + failed.get() + " " + nanos
+                    + withoutRetryAfter.get() + " " + gaveUp.get() + " " + failed.get() + " " + nanos + " " + arrivedNanos.get()
                     + (f == null ? "" : " " + f.replace('\n', ' '));
         }
 
         static Wave parse(String report) {
-            String[] f = report.split(" ", 9);
-            if (f.length < 8) {
+            String[] f = report.split(" ", 10);
+            if (f.length < 9) {
                 throw new IllegalStateException("the storm's source reported '" + report + "'");
             }
             Wave w = new Wave(null, null, 0);
@@ -409,8 +496,9 @@ final class WsStorm {
             w.gaveUp.set(Long.parseLong(f[5]));
             w.failed.set(Long.parseLong(f[6]));
             w.nanos = Long.parseLong(f[7]);
-            if (f.length > 8) {
-                w.firstFailure.set(f[8]);
+            w.arrivedNanos.set(Long.parseLong(f[8]));
+            if (f.length > 9) {
+                w.firstFailure.set(f[9]);
             }
             return w;
         }
