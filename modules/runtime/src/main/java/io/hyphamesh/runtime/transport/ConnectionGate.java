@@ -82,11 +82,8 @@ public final class ConnectionGate implements HelidonTaskExecutor {
      */
     public static boolean install(WebServer server, int limit, long slowNanos) {
         try {
-            Field listeners = server.getClass().getDeclaredField("listeners");
-            listeners.setAccessible(true);
-            for (Object listener : ((Map<?, ?>) listeners.get(server)).values()) {
-                Field executor = listener.getClass().getDeclaredField("readerExecutor");
-                executor.setAccessible(true);
+            for (Object listener : listeners(server)) {
+                Field executor = readerExecutor(listener);
                 executor.set(listener, new ConnectionGate((HelidonTaskExecutor) executor.get(listener), limit, slowNanos));
             }
             return true;
@@ -100,12 +97,8 @@ public final class ConnectionGate implements HelidonTaskExecutor {
     /** True when {@code server}'s listeners start connections through a gate. */
     public static boolean installed(WebServer server) {
         try {
-            Field listeners = server.getClass().getDeclaredField("listeners");
-            listeners.setAccessible(true);
-            for (Object listener : ((Map<?, ?>) listeners.get(server)).values()) {
-                Field executor = listener.getClass().getDeclaredField("readerExecutor");
-                executor.setAccessible(true);
-                if (!(executor.get(listener) instanceof ConnectionGate)) {
+            for (Object listener : listeners(server)) {
+                if (!(readerExecutor(listener).get(listener) instanceof ConnectionGate)) {
                     return false;
                 }
             }
@@ -113,6 +106,20 @@ public final class ConnectionGate implements HelidonTaskExecutor {
         } catch (ReflectiveOperationException | RuntimeException e) {
             return false;
         }
+    }
+
+    /** Helidon 4.2's {@code LoomServer.listeners}: its {@code ServerListener}s. */
+    private static Iterable<?> listeners(WebServer server) throws ReflectiveOperationException {
+        Field listeners = server.getClass().getDeclaredField("listeners");
+        listeners.setAccessible(true);
+        return ((Map<?, ?>) listeners.get(server)).values();
+    }
+
+    /** {@code ServerListener.readerExecutor}, where the accept loop starts each connection's thread. */
+    private static Field readerExecutor(Object listener) throws ReflectiveOperationException {
+        Field executor = listener.getClass().getDeclaredField("readerExecutor");
+        executor.setAccessible(true);
+        return executor;
     }
 
     @Override

@@ -98,11 +98,14 @@ public final class WsUpgrade implements Http1Upgrader {
         return new WsSocket(ctx, listener, transport.maxFrameBytes());
     }
 
-    /** The connection of an upgrade refused by admission control: its 503 is written; it closes at once. */
+    /**
+     * The connection of an upgrade refused by admission control or a stopping server: its 503 is
+     * written; it closes at once. Returning from {@code handle} ends the connection's handler, which
+     * closes the socket: no exception (and its stack trace) for each of a storm's thousands of refusals.
+     */
     private static final ServerConnection REFUSED = new ServerConnection() {
         @Override
         public void handle(io.helidon.common.concurrency.limits.Limit limit) {
-            throw new io.helidon.webserver.CloseConnectionException("upgrade refused by admission control");
         }
 
         @Override
