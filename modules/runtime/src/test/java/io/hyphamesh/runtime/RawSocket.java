@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 final class RawSocket implements AutoCloseable {
     final BlockingQueue<String> received;
     final BlockingQueue<Integer> closes;
+    /** Frames of a message taken apart by {@link #await}, not yet looked at. */
+    private final java.util.ArrayDeque<String> frames = new java.util.ArrayDeque<>();
     private final WebSocket ws;
     private final java.util.concurrent.atomic.AtomicBoolean paused;
 
@@ -96,16 +98,60 @@ final class RawSocket implements AutoCloseable {
         ws.sendText(text, true).get(10, TimeUnit.SECONDS);
     }
 
-    /** The next message containing {@code needle}, waiting at most 10 s. */
+    /**
+     * The next frame containing {@code needle}, waiting at most 10 s; frames before it are dropped.
+     * A message that is a JSON array of frames (answers and events sent together) is taken apart, so
+     * an event that shares a message with an answer is still there for the next call.
+     */
     String await(String needle) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
-            String m = received.poll(100, TimeUnit.MILLISECONDS);
-            if (m != null && m.contains(needle)) {
-                return m;
+            if (frames.isEmpty()) {
+                String m = received.poll(100, TimeUnit.MILLISECONDS);
+                if (m == null) {
+                    continue;
+                }
+                frames.addAll(frames(m));
+            }
+            String f = frames.poll();
+            if (f.contains(needle)) {
+                return f;
             }
         }
-        throw new AssertionError("no message containing " + needle + " within 10 s");
+        throw new AssertionError("no frame containing " + needle + " within 10 s");
+    }
+
+    /** The frames of one message, each as its own text: the message itself, or an array's elements. */
+    static java.util.List<String> frames(String message) {
+        String m = message.strip();
+        if (!m.startsWith("[")) {
+            return java.util.List.of(message);
+        }
+        java.util.List<String> out = new java.util.ArrayList<>();
+        int depth = 0;
+        int start = 1;
+        boolean inString = false;
+        for (int i = 1; i < m.length() - 1; i++) {
+            char c = m.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                depth--;
+            } else if (c == ',' && depth == 0) {
+                out.add(m.substring(start, i).strip());
+                start = i + 1;
+            }
+        }
+        out.add(m.substring(start, m.length() - 1).strip());
+        return out;
     }
 
     @Override
