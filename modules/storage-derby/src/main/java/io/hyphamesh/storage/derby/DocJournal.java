@@ -95,6 +95,8 @@ final class DocJournal implements WriteAheadLog {
     private final long checkpointNanos;
     private final JournalFormat format = new JournalFormat();
     private FileChannel ch;
+    /** A second descriptor of the file for {@link NativeSync#fdatasync}, or -1: then {@code ch.force}. */
+    private int syncFd = -1;
     private long generation;
     private long size;
     // the file's length: records below it overwrite zeros or older generations' records
@@ -133,6 +135,9 @@ final class DocJournal implements WriteAheadLog {
         long checkpointed = checkpointed(c);
         try {
             j.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            if (durable) {
+                j.syncFd = NativeSync.open(file);
+            }
             long fileGen = j.readBack(checkpointed);
             if (fileGen > checkpointed) {
                 // its rows are newer than Derby's: keep appending after the last whole record; the
@@ -471,7 +476,9 @@ final class DocJournal implements WriteAheadLog {
         while (buf.hasRemaining()) {
             at += ch.write(buf, at);
         }
-        if (durable) {
+        if (syncFd >= 0) {
+            NativeSync.fdatasync(syncFd);
+        } else if (durable) {
             ch.force(false);
         }
         size = at;
@@ -551,6 +558,11 @@ final class DocJournal implements WriteAheadLog {
             retired = false;
             return false;
         }
+    }
+
+    /** Whether the fsync of {@link #append} is a native {@code fdatasync} ({@link NativeSync}), for tests. */
+    boolean syncsNatively() {
+        return syncFd >= 0;
     }
 
     /** The newest row of a journaled object, or null. */
@@ -717,6 +729,8 @@ final class DocJournal implements WriteAheadLog {
     }
 
     private void closeChannel() {
+        NativeSync.close(syncFd);
+        syncFd = -1;
         if (ch != null) {
             try {
                 ch.close();
