@@ -476,9 +476,7 @@ final class DocJournal implements WriteAheadLog {
         while (buf.hasRemaining()) {
             at += ch.write(buf, at);
         }
-        if (syncFd >= 0) {
-            NativeSync.fdatasync(syncFd);
-        } else if (durable) {
+        if (durable && !(syncFd >= 0 && NativeSync.tryFdatasync(syncFd))) {
             ch.force(false);
         }
         size = at;

@@ -6,6 +6,7 @@ import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.concurrent.Semaphore;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -16,7 +17,10 @@ import java.util.logging.Logger;
  * {@code Blocker}, which wakes a spare carrier to stand in for the one the fsync holds; the spare
  * finds nothing to do and parks again, one more context switch per durable write
  * (docs/DECISIONS.md, "Where issue 34's server_cs_per_op ≤ 2.0 stands against the disk"). A
- * native call holds its carrier for the fsync instead, as a platform thread would.
+ * native call holds its carrier for the fsync instead, as a platform thread would. So that a slow
+ * disk cannot hold every carrier (and stop the requests that need no disk), virtual threads make
+ * at most one native fsync fewer than there are carriers at a time; the others
+ * ({@link #tryFdatasync} false) take {@code force}'s way, with its stand-in.
  *
  * <p>How: the Foreign Function API (final in Java 22), looked up by reflection because the modules
  * compile for Java 21. The journal's file is opened a second time, read-only, by {@code open(2)}:
@@ -29,6 +33,10 @@ final class NativeSync {
     private static final Logger LOG = Logger.getLogger(NativeSync.class.getName());
     private static final int O_RDONLY_CLOEXEC = 0x80000; // O_RDONLY (0) | O_CLOEXEC (02000000) on Linux
     private static final Calls CALLS = Calls.find();
+    /** Carriers a native fsync may hold at once: all but one of the virtual-thread scheduler's. */
+    static final int CARRIER_SLOTS = Math.max(0,
+            Integer.getInteger("jdk.virtualThreadScheduler.parallelism", Runtime.getRuntime().availableProcessors()) - 1);
+    static final Semaphore CARRIERS = new Semaphore(CARRIER_SLOTS);
 
     private NativeSync() {
     }
@@ -53,6 +61,26 @@ final class NativeSync {
             throw new IOException("open(2) of " + file + " failed");
         }
         return fd;
+    }
+
+    /**
+     * {@link #fdatasync} when the calling thread may hold its carrier for it (a platform thread
+     * always may; a virtual one when fewer than {@link #CARRIERS} do); false, having done nothing,
+     * when it may not.
+     */
+    static boolean tryFdatasync(int fd) throws IOException {
+        boolean virtual = Thread.currentThread().isVirtual();
+        if (virtual && !CARRIERS.tryAcquire()) {
+            return false;
+        }
+        try {
+            fdatasync(fd);
+            return true;
+        } finally {
+            if (virtual) {
+                CARRIERS.release();
+            }
+        }
     }
 
     /** Flushes the data of the file {@code fd} names (and its size, when that changed) to the device. */

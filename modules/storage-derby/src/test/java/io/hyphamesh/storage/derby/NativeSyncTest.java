@@ -10,6 +10,8 @@ import java.sql.Connection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
 
 import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.storage.ObjectRow;
@@ -57,6 +59,37 @@ class NativeSyncTest {
     void aSyncThatFailsIsAnErrorNotASilentSuccess() {
         assertThrows(IOException.class, () -> NativeSync.fdatasync(-1), "EBADF comes back as an IOException");
         assertThrows(IOException.class, () -> NativeSync.open(dir.resolve("missing")), "ENOENT too");
+    }
+
+    @Test
+    void virtualThreadsLeaveOneCarrierFreeOfNativeSyncs() throws Exception {
+        Path f = dir.resolve("f");
+        FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+        int fd = NativeSync.open(f);
+        try {
+            int slots = NativeSync.CARRIER_SLOTS;
+            assertEquals(Math.max(0, Runtime.getRuntime().availableProcessors() - 1), slots,
+                    "all carriers but one (the default scheduler has one per core)");
+            // other test classes of this JVM may be syncing: wait until every slot is free, and hold them
+            assertTrue(NativeSync.CARRIERS.tryAcquire(slots, 30, TimeUnit.SECONDS));
+            try {
+                assertFalse(onVirtualThread(fd), "no carrier left to hold: the caller takes force's way");
+                assertTrue(NativeSync.tryFdatasync(fd), "a platform thread holds no carrier");
+            } finally {
+                NativeSync.CARRIERS.release(slots);
+            }
+            if (slots > 0) {
+                assertTrue(onVirtualThread(fd), "with a carrier to spare, a virtual thread syncs natively");
+            }
+        } finally {
+            NativeSync.close(fd);
+        }
+    }
+
+    private static boolean onVirtualThread(int fd) throws Exception {
+        FutureTask<Boolean> call = new FutureTask<>(() -> NativeSync.tryFdatasync(fd));
+        Thread.ofVirtual().start(call);
+        return call.get(10, TimeUnit.SECONDS);
     }
 
     @Test
