@@ -136,7 +136,12 @@ final class DocJournal implements WriteAheadLog {
         try {
             j.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
             if (durable) {
-                j.syncFd = NativeSync.open(file);
+                try {
+                    j.syncFd = NativeSync.open(file);
+                } catch (IOException e) {
+                    // the channel's force does the same fsync, with one more thread hand-off
+                    LOG.log(Level.WARNING, file.getFileName() + ": no native fsync, FileChannel.force instead", e);
+                }
             }
             long fileGen = j.readBack(checkpointed);
             if (fileGen > checkpointed) {
