@@ -119,6 +119,8 @@ final class Link {
     private final String token;
     private final Duration connectTimeout;
     private volatile Socket socket;
+    /** The TCP socket under {@link #socket} (the same one without TLS): what a timeout closes. */
+    private volatile Socket tcp;
     /** Writes the socket's frames; null until the upgrade succeeded. */
     private volatile WebSocketCodec.Writer writer;
     /** The request id of a success answer read by {@link AnswerText} (the reader thread's). */
@@ -434,33 +436,76 @@ final class Link {
             throw new IOException("no host in " + u);
         }
         String bare = bareHost(host);
-        int timeout = timeoutMillis();
         Socket s = new Socket();
         socket = s;
+        tcp = s;
         s.setTcpNoDelay(true);
-        s.connect(new InetSocketAddress(bare, port(u)), timeout);
+        withinTimeout("connect", () -> s.connect(new InetSocketAddress(bare, port(u))));
+    }
+
+    private interface Io {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs {@code io} (the connect, or the TLS handshake and the upgrade) within the connect timeout,
+     * which closes the TCP socket when it passes: a {@link java.net.SocketTimeoutException} then.
+     * Not the socket's own timeouts: a timed connect or read leaves a JDK socket in non-blocking
+     * mode for good, and every later read of the reader thread then costs a read that fails, a
+     * {@code poll} and the read again, where a blocking socket makes one call.
+     */
+    private void withinTimeout(String what, Io io) throws IOException {
+        // 0 running, 1 done, 2 timed out (whichever comes first)
+        java.util.concurrent.atomic.AtomicInteger state = new java.util.concurrent.atomic.AtomicInteger();
+        Socket s = tcp;
+        int timeout = timeoutMillis();
+        CompletableFuture.delayedExecutor(timeout, TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
+            if (state.compareAndSet(0, 2)) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    LOG.log(Level.FINEST, "socket close", e);
+                }
+            }
+        });
+        IOException failed = null;
+        try {
+            io.run();
+        } catch (IOException e) {
+            failed = e;
+        }
+        if (!state.compareAndSet(0, 1)) {
+            java.net.SocketTimeoutException t = new java.net.SocketTimeoutException(
+                    what + " timed out after " + timeout + " ms");
+            if (failed != null) {
+                t.addSuppressed(failed);
+            }
+            throw t;
+        }
+        if (failed != null) {
+            throw failed;
+        }
     }
 
     /** TLS (wss) and the WebSocket upgrade on the connected socket (the reader thread). */
     private void connect() throws IOException {
         URI u = endpoint.socket();
-        int timeout = timeoutMillis();
-        Socket s = socket;
-        if ("wss".equalsIgnoreCase(u.getScheme())) {
-            String bare = bareHost(u.getHost());
-            SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(s, bare, port(u), true);
-            var params = tls.getSSLParameters();
-            params.setEndpointIdentificationAlgorithm("HTTPS");
-            tls.setSSLParameters(params);
-            socket = tls;
-            s = tls;
-            s.setSoTimeout(timeout);
-            tls.startHandshake();
-        }
-        s.setSoTimeout(timeout);
-        OutputStream o = WebSocketCodec.handshake(s, u, token);
-        s.setSoTimeout(0);
-        writer = new WebSocketCodec.Writer(o, masks);
+        OutputStream[] o = new OutputStream[1];
+        withinTimeout("the upgrade", () -> {
+            Socket s = socket;
+            if ("wss".equalsIgnoreCase(u.getScheme())) {
+                String bare = bareHost(u.getHost());
+                SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(s, bare, port(u), true);
+                var params = tls.getSSLParameters();
+                params.setEndpointIdentificationAlgorithm("HTTPS");
+                tls.setSSLParameters(params);
+                socket = tls;
+                s = tls;
+                tls.startHandshake();
+            }
+            o[0] = WebSocketCodec.handshake(s, u, token);
+        });
+        writer = new WebSocketCodec.Writer(o[0], masks);
     }
 
     private static String bareHost(String host) {
