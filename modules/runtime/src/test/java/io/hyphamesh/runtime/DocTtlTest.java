@@ -151,7 +151,7 @@ class DocTtlTest {
     }
 
     @Test
-    void subscribersGetAnExpiredEventWithinASecondAndTheSubscriptionGoesOn() {
+    void subscribersGetAnExpiredEventFromTheTimerAndTheSubscriptionGoesOn() {
         String ws = server.newWorkspace();
         try (HyphaClient c = server.client(ws, "read_write", "ttl")) {
             List<DocEvent> events = new CopyOnWriteArrayList<>();
@@ -169,7 +169,10 @@ class DocTtlTest {
                 int i = events.stream().map(DocEvent::op).toList().indexOf("expired");
                 Instant arrived = arrivals.get(i);
                 assertFalse(arrived.isBefore(deadline), "not before the deadline (" + arrived + " vs " + deadline + ")");
-                assertTrue(arrived.isBefore(deadline.plusSeconds(1)), "within 1 s of the deadline: " + arrived + " vs " + deadline);
+                // how late is the bench's to say (doc.ttl.expire); this bound only proves the timer
+                // fired, and holds on a CI machine whose 2 cores run other test classes' servers too
+                // (1.4 s late once, 2026-12-07)
+                assertTrue(arrived.isBefore(deadline.plusSeconds(5)), "within 5 s of the deadline: " + arrived + " vs " + deadline);
                 assertEquals(new DocEvent(0, "expired", java.util.Optional.empty(), JsonValue.NULL), events.get(i));
                 // the subscription goes on: the next holder's write is version 1, and it is delivered
                 c.doc("lock").put(Json.createValue("holder-2"), T);
