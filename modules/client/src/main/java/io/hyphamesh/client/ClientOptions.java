@@ -2,6 +2,8 @@ package io.hyphamesh.client;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
+import javax.net.ssl.SSLContext;
 
 /**
  * Client settings. Built with {@link #builder()}; immutable and thread-safe.
@@ -23,6 +25,7 @@ public final class ClientOptions {
     private final int logCredit;
     private final Duration heartbeat;
     private final boolean virtualReader;
+    private final SSLContext sslContext;
 
     private ClientOptions(Builder b) {
         this.connectTimeout = b.connectTimeout;
@@ -34,6 +37,7 @@ public final class ClientOptions {
         this.logCredit = b.logCredit;
         this.heartbeat = b.heartbeat;
         this.virtualReader = b.virtualReader;
+        this.sslContext = b.sslContext;
     }
 
     /**
@@ -137,6 +141,17 @@ public final class ClientOptions {
         return virtualReader;
     }
 
+    /**
+     * The TLS context of {@code wss://} sockets and {@code https://} calls (artifacts), when one was
+     * set; else the JVM's default ({@link SSLContext#getDefault()}: the {@code javax.net.ssl.*}
+     * system properties, or the JDK's trusted authorities).
+     *
+     * @return the context set, or empty for the JVM's default
+     */
+    public Optional<SSLContext> sslContext() {
+        return Optional.ofNullable(sslContext);
+    }
+
     /** Builder of {@link ClientOptions}. Not thread-safe. */
     public static final class Builder {
         private Duration connectTimeout = Duration.ofSeconds(10);
@@ -148,6 +163,7 @@ public final class ClientOptions {
         private int logCredit = 1000;
         private Duration heartbeat = Duration.ZERO;
         private boolean virtualReader;
+        private SSLContext sslContext;
 
         private Builder() {
         }
@@ -264,6 +280,19 @@ public final class ClientOptions {
          */
         public Builder virtualReader(boolean on) {
             this.virtualReader = on;
+            return this;
+        }
+
+        /**
+         * Sets the TLS context for {@code wss://} and {@code https://} servers: one that trusts a
+         * private certificate authority or a self-signed server certificate, or that presents a
+         * client certificate. The server's host name is still checked against its certificate.
+         *
+         * @param context the context (by default the JVM's, {@link SSLContext#getDefault()})
+         * @return this builder
+         */
+        public Builder sslContext(SSLContext context) {
+            this.sslContext = Objects.requireNonNull(context, "ssl context");
             return this;
         }
 

@@ -159,7 +159,7 @@ final class Connector implements Link.Owner {
         Endpoint at = first;
         long waitMillis = options.connectTimeout().toMillis() + 1000;
         for (int hops = 0; ; hops++) {
-            Link l = Link.open(at, tokens.forConnect(), options.connectTimeout(), options.virtualReader(), this);
+            Link l = Link.open(at, tokens.forConnect(), options, this);
             try {
                 hello = l.hello().get(waitMillis, TimeUnit.MILLISECONDS);
                 return l;

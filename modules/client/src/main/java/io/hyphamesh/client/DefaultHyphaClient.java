@@ -79,9 +79,10 @@ final class DefaultHyphaClient implements HyphaClient {
     private DefaultHyphaClient(ServerList servers, TokenSource tokens, ClientOptions options) {
         this.tokens = tokens;
         this.options = options;
-        this.http = HttpClient.newBuilder().connectTimeout(options.connectTimeout())
-                .executor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hypha-http-", 0).factory()))
-                .build();
+        HttpClient.Builder hb = HttpClient.newBuilder().connectTimeout(options.connectTimeout())
+                .executor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("hypha-http-", 0).factory()));
+        options.sslContext().ifPresent(hb::sslContext);
+        this.http = hb.build();
         this.connector = new Connector(this, servers, http, tokens, options, workers);
         this.provider = new Provider(this, workers);
         this.presence = new PresenceHandle(this);

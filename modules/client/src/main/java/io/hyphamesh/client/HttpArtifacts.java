@@ -368,10 +368,13 @@ final class HttpArtifacts implements Artifacts {
 
     /**
      * A binding-plane connection to {@code at}: no proxy, no cache, redirects left to the caller
-     * (which sends the token again), the client's connect timeout, the bearer token.
+     * (which sends the token again), the client's connect timeout and TLS context, the bearer token.
      */
     private HttpURLConnection connection(URI at, String method) throws IOException {
         HttpURLConnection c = (HttpURLConnection) at.toURL().openConnection(Proxy.NO_PROXY);
+        if (c instanceof javax.net.ssl.HttpsURLConnection tls) {
+            client.options().sslContext().ifPresent(ctx -> tls.setSSLSocketFactory(ctx.getSocketFactory()));
+        }
         c.setInstanceFollowRedirects(false);
         c.setUseCaches(false);
         c.setConnectTimeout((int) Math.min(Integer.MAX_VALUE, client.options().connectTimeout().toMillis()));

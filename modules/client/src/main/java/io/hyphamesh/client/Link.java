@@ -29,14 +29,15 @@ import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 
 /**
- * One WebSocket to one server (RFC 6455, client side, on a plain or TLS socket of its own): opening
- * it, its outbound queue, and reading it. Outbound frames leave one send at a time, written by the
- * thread that queued them when no other send runs (the link's reader hands its own sends to a
- * writer thread, so it never blocks on a full socket); several queued frames leave as one JSON
- * array, never larger than the server's frame limit. Inbound messages are read by the link's
- * reader (a virtual thread) and handed to the {@link Owner} one frame at a time, in order. A link
- * is used once: after it drops, the client opens a new one. The RFC 6455 handshake and framing are
- * {@link WebSocketCodec}'s. Thread-safe.
+ * One WebSocket to one server (RFC 6455, client side, on a plain or TLS socket of its own; TLS
+ * with {@link ClientOptions#sslContext} or the JVM's default context): opening it, its outbound
+ * queue, and reading it. Outbound frames leave one send at a time, written by the thread that
+ * queued them when no other send runs (the link's reader hands its own sends to a writer thread,
+ * so it never blocks on a full socket); several queued frames leave as one JSON array, never
+ * larger than the server's frame limit. Inbound messages are read by the link's reader (a platform
+ * thread; a virtual one with {@link ClientOptions#virtualReader}) and handed to the {@link Owner}
+ * one frame at a time, in order. A link is used once: after it drops, the client opens a new one.
+ * The RFC 6455 handshake and framing are {@link WebSocketCodec}'s. Thread-safe.
  *
  * <p>Why not {@code java.net.http.WebSocket}: it costs a task hand-off per message each way (its
  * selector thread, its executor, its sequential scheduler), which made the client spend several
@@ -118,6 +119,8 @@ final class Link {
     private final SplittableRandom masks = new SplittableRandom(WebSocketCodec.SEEDS.nextLong());
     private final String token;
     private final Duration connectTimeout;
+    /** The TLS context of a wss socket, when the options set one (else the JVM's default). */
+    private final java.util.Optional<javax.net.ssl.SSLContext> tls;
     private volatile Socket socket;
     /** The TCP socket under {@link #socket} (the same one without TLS): what a timeout closes. */
     private volatile Socket tcp;
@@ -134,19 +137,20 @@ final class Link {
     /** When the unanswered liveness ping went out (nanoTime); 0 when none is outstanding. */
     private volatile long probeSentNanos;
 
-    private Link(Endpoint endpoint, Owner owner, String token, Duration connectTimeout) {
+    private Link(Endpoint endpoint, Owner owner, String token, ClientOptions options) {
         this.endpoint = endpoint;
         this.owner = owner;
         this.token = token;
-        this.connectTimeout = connectTimeout;
+        this.connectTimeout = options.connectTimeout();
+        this.tls = options.sslContext();
     }
 
     /**
      * Opens a socket to {@code endpoint}; the future completes with the server's hello, or fails
      * with a {@link HyphaException} that names the address ({@link MovedException} for "moved").
      */
-    static Link open(Endpoint endpoint, String token, Duration connectTimeout, boolean virtualReader, Owner owner) {
-        Link link = new Link(endpoint, owner, token, connectTimeout);
+    static Link open(Endpoint endpoint, String token, ClientOptions options, Owner owner) {
+        Link link = new Link(endpoint, owner, token, options);
         // TCP first, on the caller's thread (it waits for the hello anyway): a server that is down or
         // restarting refuses at once, and an attempt then costs no thread. A reconnecting fleet makes
         // several attempts a second each; a reader thread started and ended for every refusal cost
@@ -163,7 +167,7 @@ final class Link {
         }
         // a platform reader is woken by the kernel itself; a virtual one by the JDK's poller, then
         // scheduled on a carrier: one wake-up more per answer (ClientOptions.virtualReader)
-        Thread.Builder reader = virtualReader ? Thread.ofVirtual() : Thread.ofPlatform().daemon(true);
+        Thread.Builder reader = options.virtualReader() ? Thread.ofVirtual() : Thread.ofPlatform().daemon(true);
         link.reader = reader.name("hypha-link-reader " + endpoint.socket().getRawAuthority()).start(link::run);
         return link;
     }
@@ -495,13 +499,15 @@ final class Link {
             Socket s = socket;
             if ("wss".equalsIgnoreCase(u.getScheme())) {
                 String bare = bareHost(u.getHost());
-                SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(s, bare, port(u), true);
-                var params = tls.getSSLParameters();
+                SSLSocketFactory factory = tls.isPresent() ? tls.get().getSocketFactory()
+                        : (SSLSocketFactory) SSLSocketFactory.getDefault();
+                SSLSocket ssl = (SSLSocket) factory.createSocket(s, bare, port(u), true);
+                var params = ssl.getSSLParameters();
                 params.setEndpointIdentificationAlgorithm("HTTPS");
-                tls.setSSLParameters(params);
-                socket = tls;
-                s = tls;
-                tls.startHandshake();
+                ssl.setSSLParameters(params);
+                socket = ssl;
+                s = ssl;
+                ssl.startHandshake();
             }
             o[0] = WebSocketCodec.handshake(s, u, token);
         });

@@ -32,6 +32,7 @@ import javax.net.ssl.TrustManagerFactory;
 
 import io.hyphamesh.runtime.HyphaServer;
 import io.hyphamesh.runtime.TestServer;
+import io.hyphamesh.runtime.TestTls;
 import io.hyphamesh.runtime.config.HyphaConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -136,35 +137,9 @@ class WebEdgeTest {
 
     @Test
     void tlsFromAKeyStoreAndFromPemFilesServesHttpsAndWss(@TempDir Path dir) throws Exception {
-        Path p12 = dir.resolve("server.p12");
-        Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
-                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12",
-                "-keystore", p12.toString(), "-storepass", "changeit", "-keypass", "changeit")
-                .redirectErrorStream(true).start();
-        String ktOut = new String(keytool.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(keytool.waitFor(60, TimeUnit.SECONDS) && keytool.exitValue() == 0, ktOut);
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(p12)) {
-            ks.load(in, "changeit".toCharArray());
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        SSLContext trusting = SSLContext.getInstance("TLS");
-        trusting.init(null, tmf.getTrustManagers(), null);
-        HttpClient https = HttpClient.newBuilder().sslContext(trusting).build();
-
-        // PEM: the chain and the PKCS#8 key, as openssl or a certificate authority writes them
-        Certificate cert = ks.getCertificate("server");
-        PrivateKey key = (PrivateKey) ks.getKey("server", "changeit".toCharArray());
-        Path certPem = dir.resolve("cert.pem");
-        Path keyPem = dir.resolve("key.pem");
-        Files.writeString(certPem, pem("CERTIFICATE", cert.getEncoded()));
-        Files.writeString(keyPem, pem("PRIVATE KEY", key.getEncoded()));
-
-        for (Map<String, String> tls : java.util.List.of(
-                Map.of("tls.keystore-file", p12.toString(), "tls.keystore-password", "changeit"),
-                Map.of("tls.cert-file", certPem.toString(), "tls.key-file", keyPem.toString()))) {
+        TestTls cert = TestTls.create(dir);
+        HttpClient https = HttpClient.newBuilder().sslContext(cert.trusting()).build();
+        for (Map<String, String> tls : java.util.List.of(cert.keyStoreSettings(), cert.pemSettings())) {
             try (TestServer s = TestServer.start(tls)) {
                 URI base = URI.create("https://127.0.0.1:" + s.port());
                 HttpResponse<String> health = https.send(HttpRequest.newBuilder(base.resolve("/observe/health"))
@@ -211,10 +186,5 @@ class WebEdgeTest {
                 .set("port", "0").set("data-dir", dir.resolve("d2").toString()).set("tls.cert-file", cert.toString())
                 .set("tls.key-file", cert.toString()).build()));
         assertTrue(bad.getMessage().contains("tls.cert-file"), bad.getMessage());
-    }
-
-    private static String pem(String type, byte[] der) {
-        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
-                + "\n-----END " + type + "-----\n";
     }
 }
