@@ -36,22 +36,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ClientTlsTest {
     private static final Duration T = Duration.ofSeconds(30);
 
-    private static String workspace(TestServer s, TestTls cert) throws Exception {
+    /** A new workspace made over https; its URL. */
+    private static URI workspace(TestServer s, TestTls cert) throws Exception {
         HttpClient https = HttpClient.newBuilder().sslContext(cert.trusting()).connectTimeout(T).build();
         String ws = "tls" + Long.toHexString(System.nanoTime() & 0xffffff);
         HttpResponse<String> made = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + s.port() + "/v1/workspaces"))
                 .header("Authorization", "Bearer " + TestServer.ROOT).timeout(T)
                 .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"" + ws + "\"}")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(201, made.statusCode(), made.body());
-        return ws;
+        return URI.create("https://127.0.0.1:" + s.port() + "/v1/workspaces/" + ws);
     }
 
     @Test
     void socketAndArtifactsWorkOverTlsWithAContextThatTrustsTheServer(@TempDir Path dir) throws Exception {
         TestTls cert = TestTls.create(dir);
         try (TestServer s = TestServer.start(cert.pemSettings())) {
-            String ws = workspace(s, cert);
-            URI uri = URI.create("https://127.0.0.1:" + s.port() + "/v1/workspaces/" + ws);
+            URI uri = workspace(s, cert);
             ClientOptions options = ClientOptions.builder().sslContext(cert.trusting()).requestTimeout(T).build();
             try (HyphaClient c = HyphaClient.connect(uri, TestServer.ROOT, options)) {
                 List<LogRecord> seen = new CopyOnWriteArrayList<>();
@@ -76,8 +76,7 @@ class ClientTlsTest {
     void withoutTrustInTheCertificateTheConnectFailsAndSaysWhy(@TempDir Path dir) throws Exception {
         TestTls cert = TestTls.create(dir);
         try (TestServer s = TestServer.start(cert.keyStoreSettings())) {
-            String ws = workspace(s, cert);
-            URI uri = URI.create("https://127.0.0.1:" + s.port() + "/v1/workspaces/" + ws);
+            URI uri = workspace(s, cert);
             // the JVM's default trust store does not hold the self-signed certificate
             ClientOptions options = ClientOptions.builder().reconnect(false).connectTimeout(Duration.ofSeconds(10)).build();
             HyphaException e = assertThrows(HyphaException.class, () -> HyphaClient.connect(uri, TestServer.ROOT, options).close());
