@@ -252,6 +252,11 @@ final class Connector implements Link.Owner {
     }
 
     @Override
+    public boolean awaitsFrames() {
+        return client.awaitsFrames();
+    }
+
+    @Override
     public void onAnswer(Link l, long re, String ok) {
         client.onAnswer(re, ok);
     }

@@ -95,9 +95,10 @@ final class DefaultHyphaClient implements HyphaClient {
     private void sweep() {
         long now = System.nanoTime();
         pending.expire(now);
-        if (pending.size() > 0) {
-            Link l = connector.current();
-            if (l != null) {
+        Link l = connector.current();
+        if (l != null) {
+            l.resumeReader(now);
+            if (pending.size() > 0) {
                 l.checkAlive(now, PROBE_AFTER_NANOS, DEAD_AFTER_NANOS);
             }
         }
@@ -311,6 +312,14 @@ final class DefaultHyphaClient implements HyphaClient {
         }
     }
 
+    /**
+     * True while frames are expected that no caller waits for: answers to requests, events of
+     * subscriptions, calls to this client's services.
+     */
+    boolean awaitsFrames() {
+        return pending.size() > 0 || !subs.isEmpty() || provider.serves();
+    }
+
     /** A success answer read without a frame scan ({@link AnswerText}); the request's reader checks {@code ok}. */
     void onAnswer(long re, String ok) {
         PendingTable.Entry p = pending.take(re);
@@ -403,9 +412,21 @@ final class DefaultHyphaClient implements HyphaClient {
         requestRaw(frame, options.requestTimeout(), null).exceptionally(e -> null);
     }
 
-    /** Blocks on a request future, unwrapping its error. */
-    static <T> T await(CompletableFuture<T> f) {
+    /**
+     * Makes a request with {@code call} and blocks on its future, unwrapping its error. The request
+     * is made as a synchronous call: on a plain socket that no other thread reads now, its answer is
+     * read by this thread ({@link Link#readFor}), with no other thread woken.
+     */
+    static <T> T await(Supplier<CompletableFuture<T>> call) {
+        CompletableFuture<T> f;
+        Link.syncCallStarts();
         try {
+            f = call.get();
+        } finally {
+            Link.syncCallSent();
+        }
+        try {
+            Link.readFor(f);
             return f.get();
         } catch (ExecutionException e) {
             throw unwrap(e.getCause());
@@ -558,7 +579,7 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public JsonValue call(String service, String method, Duration timeout, Object... args) {
-        return await(callAsync(service, method, timeout, args));
+        return await(() -> callAsync(service, method, timeout, args));
     }
 
     @Override
@@ -591,7 +612,7 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public List<ServiceInfo> services(Duration timeout) {
-        JsonObject ok = await(request(OutFrame.to("ws", Op.SERVICES), timeout)).asJsonObject();
+        JsonObject ok = await(() -> request(OutFrame.to("ws", Op.SERVICES), timeout)).asJsonObject();
         List<ServiceInfo> out = new ArrayList<>();
         for (JsonValue s : ok.getJsonArray("services")) {
             JsonObject so = s.asJsonObject();
@@ -630,7 +651,7 @@ final class DefaultHyphaClient implements HyphaClient {
 
     @Override
     public BatchResult batch(Batch batch, Duration timeout) {
-        return await(batchAsync(batch, timeout));
+        return await(() -> batchAsync(batch, timeout));
     }
 
     @Override
@@ -660,7 +681,7 @@ final class DefaultHyphaClient implements HyphaClient {
     @Override
     public Duration ping(Duration timeout) {
         long start = System.nanoTime();
-        await(request(OutFrame.socket(Op.PING), timeout));
+        await(() -> request(OutFrame.socket(Op.PING), timeout));
         return Duration.ofNanos(System.nanoTime() - start);
     }
 

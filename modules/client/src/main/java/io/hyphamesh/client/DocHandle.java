@@ -45,7 +45,7 @@ final class DocHandle implements Doc {
 
     @Override
     public DocValue get(Duration timeout) {
-        return value(DefaultHyphaClient.await(client.request(op(Op.GET), timeout)));
+        return value(DefaultHyphaClient.await(() -> client.request(op(Op.GET), timeout)));
     }
 
     private static DocValue value(JsonValue ok) {
@@ -74,7 +74,7 @@ final class DocHandle implements Doc {
 
     @Override
     public long put(JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PUT).json("value", value), timeout, null)));
+        return version(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.PUT).json("value", value), timeout, null)));
     }
 
     @Override
@@ -84,7 +84,7 @@ final class DocHandle implements Doc {
 
     @Override
     public long cas(long expectedVersion, JsonValue value, Duration timeout) {
-        return DefaultHyphaClient.await(casAsync(expectedVersion, value, timeout));
+        return DefaultHyphaClient.await(() -> casAsync(expectedVersion, value, timeout));
     }
 
     @Override
@@ -117,7 +117,7 @@ final class DocHandle implements Doc {
 
     @Override
     public Increment incr(String path, BigDecimal delta, Duration timeout) {
-        return DefaultHyphaClient.await(incrRequest(path, delta, null, timeout));
+        return DefaultHyphaClient.await(() -> incrRequest(path, delta, null, timeout));
     }
 
     @Override
@@ -127,7 +127,7 @@ final class DocHandle implements Doc {
 
     @Override
     public Increment incr(String path, BigDecimal delta, BigDecimal floor, Duration timeout) {
-        return DefaultHyphaClient.await(incrRequest(path, delta, Objects.requireNonNull(floor, "floor"), timeout));
+        return DefaultHyphaClient.await(() -> incrRequest(path, delta, Objects.requireNonNull(floor, "floor"), timeout));
     }
 
     @Override
@@ -176,7 +176,7 @@ final class DocHandle implements Doc {
 
     @Override
     public long patch(String path, JsonValue value, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PATCH).string("path", path).json("value", value),
+        return version(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.PATCH).string("path", path).json("value", value),
                 timeout, null)));
     }
 
@@ -199,7 +199,7 @@ final class DocHandle implements Doc {
 
     @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.DOC_DELETE), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(op(Op.DOC_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -224,7 +224,7 @@ final class DocHandle implements Doc {
     }
 
     private DocRestore restored(OutFrame f, Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(f, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(f, timeout)).asJsonObject();
         return new DocRestore(o.getJsonNumber("version").longValue(), o.getJsonNumber("from_version").longValue());
     }
 
@@ -239,25 +239,25 @@ final class DocHandle implements Doc {
 
     @Override
     public long putWithTtl(JsonValue value, Duration ttl, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PUT).json("value", value)
+        return version(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.PUT).json("value", value)
                 .number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
     }
 
     @Override
     public long casWithTtl(long expectedVersion, JsonValue value, Duration ttl, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.CAS).number("version", expectedVersion)
+        return version(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.CAS).number("version", expectedVersion)
                 .json("value", value).number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
     }
 
     @Override
     public long patchWithTtl(String path, JsonValue value, Duration ttl, Duration timeout) {
-        return version(DefaultHyphaClient.await(client.requestRaw(op(Op.PATCH).string("path", path)
+        return version(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.PATCH).string("path", path)
                 .json("value", value).number("ttl_ms", ttlMillis(ttl, false)), timeout, null)));
     }
 
     @Override
     public Optional<Instant> touch(Duration ttl, Duration timeout) {
-        Frame f = Frame.parse(DefaultHyphaClient.await(client.requestRaw(op(Op.TOUCH)
+        Frame f = Frame.parse(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.TOUCH)
                 .number("ttl_ms", ttlMillis(ttl, true)), timeout, null)));
         return f.isNull("expires_at") ? Optional.empty() : Optional.of(Instant.ofEpochMilli(f.longValue("expires_at")));
     }

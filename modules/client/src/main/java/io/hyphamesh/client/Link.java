@@ -15,6 +15,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -50,9 +52,34 @@ final class Link {
     /** Largest message the client builds from queued frames, in chars (frames are mostly ASCII). */
     private static final int MAX_BATCH_CHARS = 256 * 1024;
     private static final int MAX_BATCH_FRAMES = 512;
+    /**
+     * How long the reader thread stands back after a caller read for itself: a caller making calls
+     * one after another reads each answer itself, and the reader thread takes the socket back this
+     * long after the last one (what arrives meanwhile waits that long at most).
+     */
+    static final long CALLER_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** Set while the reader thread waits to be handed the socket back. */
+    private volatile boolean readerWaits;
+    /** A caller reading for itself looks at its request this often (the client's sweep may have timed it out). */
+    private static final int CALLER_SLICE_MILLIS = 20;
+    /**
+     * Per thread, during a synchronous call: {@link #SYNC} while its request is being made, then
+     * the link it was sent on (for {@link #readFor}); empty otherwise.
+     */
+    private static final ThreadLocal<Object> SYNC_CALL = new ThreadLocal<>();
+    private static final Object SYNC = new Object();
 
-    /** What a link reports to. Called on the link's reader thread. */
+    /** What a link reports to. Called on the thread that reads the socket (its reader, or a caller reading for itself). */
     interface Owner {
+        /**
+         * True while frames are expected that the caller reading for itself does not wait for
+         * (others' answers, events, calls to a service): it then hands the socket back to the reader
+         * thread at once.
+         */
+        default boolean awaitsFrames() {
+            return false;
+        }
+
         /** A frame other than the hello arrived. */
         void onFrame(Link link, Frame frame);
 
@@ -126,10 +153,25 @@ final class Link {
     private volatile Socket tcp;
     /** Writes the socket's frames; null until the upgrade succeeded. */
     private volatile WebSocketCodec.Writer writer;
-    /** The request id of a success answer read by {@link AnswerText} (the reader thread's). */
+    /** The request id of a success answer read by {@link AnswerText} (whoever holds {@link #baton}). */
     private final long[] answerId = new long[1];
-    /** The reader of messages of Log entry events (the reader thread's). */
+    /** The reader of messages of Log entry events (whoever holds {@link #baton}). */
     private final EventText events = new EventText();
+    /**
+     * The right to read the socket: held by the reader thread while it reads, or by a caller that
+     * reads its own answer ({@link #readUntil}). Guards {@link #in}, {@link #answerId} and {@link #events}.
+     */
+    private final ReentrantLock baton = new ReentrantLock();
+    /** The socket's inbound frames; set by the reader thread after the upgrade. */
+    private WebSocketCodec.Reader in;
+    /** Whether callers may read (a plain socket, upgraded); set once by the reader thread. */
+    private volatile boolean callersMayRead;
+    /** When a caller last began or ended reading for itself (nanoTime): the reader thread stands back meanwhile. */
+    private volatile long callerReadNanos;
+    /** Set by whoever hands the socket back to the reader thread (it then reads, whatever callers did). */
+    private volatile boolean handBack;
+    /** Set by a caller that found the socket being read: the reader thread stands back when nothing else is awaited. */
+    private volatile boolean callerWants;
     private volatile Thread reader;
     private volatile int maxBatchChars = MAX_BATCH_CHARS;
     /** When the reader last read a frame of any kind (nanoTime): the liveness check's clock. */
@@ -239,14 +281,15 @@ final class Link {
         }
         outbound.add(frame);
         pump();
+        sent();
     }
 
     private void pump() {
         if (writer == null) {
             return;
         }
-        if (Thread.currentThread() == reader) {
-            // the reader must never block on a full socket (the server may be waiting for us to read)
+        if (Thread.currentThread() == reader || baton.isHeldByCurrentThread()) {
+            // a reader must never block on a full socket (the server may be waiting for us to read)
             if (!outbound.isEmpty() && !sending.get()) {
                 Thread.ofVirtual().name("hypha-link-writer").start(this::pump);
             }
@@ -342,6 +385,7 @@ final class Link {
     /** Closes the socket normally, waiting at most {@code wait} for the server's close. */
     void close(Duration wait) {
         ended.set(true);
+        wakeReader();
         outbound.clear();
         if (writer == null) {
             abort();
@@ -362,6 +406,7 @@ final class Link {
     void abort() {
         ended.set(true);
         closeSocket();
+        wakeReader();
         Thread r = reader;
         if (r != null && socket == null) {
             // still connecting: the reader notices the flag once the connect returns
@@ -423,12 +468,147 @@ final class Link {
         }
         pump();
         try {
-            WebSocketCodec.read(socket.getInputStream(), new Inbound());
+            Inbound handler = new Inbound();
+            baton.lock();
+            try {
+                in = new WebSocketCodec.Reader(socket.getInputStream());
+            } finally {
+                baton.unlock();
+            }
+            // TLS keeps one reader: a read timeout inside a TLS record is not worth the risk
+            callersMayRead = !(socket instanceof SSLSocket);
+            while (readTurn(handler)) {
+                // one message at a time, standing back while callers read for themselves
+            }
         } catch (IOException | RuntimeException e) {
             end(1006, String.valueOf(e.getMessage()), true);
         } finally {
             readerDone.countDown();
             closeSocket();
+        }
+    }
+
+    /**
+     * The reader thread's turn: reads one message, unless it should stand back for callers that read
+     * their own answers: while one does, or when one found it reading and nothing else is awaited
+     * now ({@link Owner#awaitsFrames}). It then waits until it is handed the socket back: by a
+     * request sent that no caller reads for, by a caller that leaves while other frames are
+     * awaited, by the client's sweep once no caller read for {@link #CALLER_GRACE_NANOS}, or by
+     * the end. So a caller's calls one after another wake no other thread. False once the socket
+     * ended.
+     */
+    private boolean readTurn(Inbound handler) throws IOException {
+        if (!handBack && (baton.isLocked() || callerWants && !owner.awaitsFrames())) {
+            callerWants = false;
+            readerWaits = true;
+            if (!handBack) {
+                // a hand-back's unpark before this park makes it return at once
+                LockSupport.park(this);
+            }
+            readerWaits = false;
+            return true;
+        }
+        // handed back while a caller still reads, or a caller started meanwhile: wait for it to leave
+        baton.lock();
+        try {
+            handBack = false;
+            callerWants = false;
+            return in.readOne(handler, null, 0) != WebSocketCodec.Reader.END;
+        } finally {
+            baton.unlock();
+        }
+    }
+
+    /** Hands the socket back to the reader thread at once (it reads the end and finishes). */
+    private void wakeReader() {
+        handBack = true;
+        Thread r = reader;
+        if (r != null) {
+            LockSupport.unpark(r);
+        }
+    }
+
+    /**
+     * Called by the client's sweep: hands the socket back to the reader thread when it waits and no
+     * caller has read for {@link #CALLER_GRACE_NANOS} (so what arrives after a caller's last call is
+     * read within a sweep's period).
+     */
+    void resumeReader(long nowNanos) {
+        if (readerWaits && !baton.isLocked() && nowNanos - callerReadNanos >= CALLER_GRACE_NANOS) {
+            wakeReader();
+        }
+    }
+
+    /** The calling thread starts a synchronous call: it will wait for the answer of the request it sends. */
+    static void syncCallStarts() {
+        SYNC_CALL.set(SYNC);
+    }
+
+    /** The calling thread's synchronous call was made (sent, queued or refused). */
+    static void syncCallSent() {
+        if (SYNC_CALL.get() == SYNC) {
+            SYNC_CALL.remove();
+        }
+    }
+
+    /**
+     * After a frame was sent: a synchronous call's caller will read its answer itself if it can
+     * ({@link #readFor}); what any other frame brings is read by the reader thread, which is handed
+     * the socket back now if it stood back for callers.
+     */
+    private void sent() {
+        if (SYNC_CALL.get() == SYNC && callersMayRead) {
+            SYNC_CALL.set(this);
+        } else if (readerWaits) {
+            wakeReader();
+        }
+    }
+
+    /**
+     * Reads on the calling thread until {@code done} completes, on the link the calling thread's
+     * synchronous call was just sent on, when no other thread reads that socket now: so a caller
+     * waiting for its own answer is not woken by another thread, which cost a wake-up and a switch
+     * on each side per request. Returns at once when another thread reads (the caller then waits
+     * for it: the reader thread stands back after that answer), when the link ended, or on a TLS
+     * socket. Every frame that comes meanwhile is handed on as the reader thread would (other
+     * requests' answers, events, pings).
+     */
+    static void readFor(CompletableFuture<?> done) {
+        if (SYNC_CALL.get() instanceof Link l) {
+            SYNC_CALL.remove();
+            l.readUntil(done);
+        }
+    }
+
+    private void readUntil(CompletableFuture<?> done) {
+        if (done.isDone() || ended.get() || Thread.currentThread() == reader) {
+            return;
+        }
+        callerReadNanos = System.nanoTime();
+        if (!baton.tryLock()) {
+            // the reader thread reads (or another caller): it stands back once this answer is read
+            callerWants = true;
+            return;
+        }
+        try {
+            Inbound handler = new Inbound();
+            while (!done.isDone() && !ended.get()) {
+                if (in.readOne(handler, socket, CALLER_SLICE_MILLIS) == WebSocketCodec.Reader.END) {
+                    // the reader thread's read fails at once and it ends
+                    closeSocket();
+                    return;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            end(1006, String.valueOf(e.getMessage()), true);
+            closeSocket();
+        } finally {
+            callerReadNanos = System.nanoTime();
+            baton.unlock();
+            if (ended.get() || owner.awaitsFrames()) {
+                // others' frames are still to come (or the end): the reader thread reads again now
+                wakeReader();
+            }
         }
     }
 
@@ -577,6 +757,7 @@ final class Link {
         if (!ended.compareAndSet(false, true) && hello.isDone()) {
             return;
         }
+        wakeReader();
         outbound.clear();
         if (!hello.isDone()) {
             HyphaException why = code == MOVED ? new MovedException(reason)

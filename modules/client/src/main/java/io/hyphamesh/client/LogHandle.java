@@ -52,7 +52,7 @@ final class LogHandle implements Log {
 
     @Override
     public long append(JsonValue body, Duration timeout) {
-        return DefaultHyphaClient.await(appendAsync(body, timeout));
+        return DefaultHyphaClient.await(() -> appendAsync(body, timeout));
     }
 
     @Override
@@ -72,7 +72,7 @@ final class LogHandle implements Log {
 
     @Override
     public long append(JsonValue body, String producer, long pseq, Duration timeout) {
-        return DefaultHyphaClient.await(appendAsync(body, producer, pseq, timeout));
+        return DefaultHyphaClient.await(() -> appendAsync(body, producer, pseq, timeout));
     }
 
     @Override
@@ -94,7 +94,7 @@ final class LogHandle implements Log {
 
     @Override
     public long appendAll(List<? extends JsonValue> bodies, Duration timeout) {
-        return DefaultHyphaClient.await(appendAllAsync(bodies, timeout));
+        return DefaultHyphaClient.await(() -> appendAllAsync(bodies, timeout));
     }
 
     @Override
@@ -116,7 +116,7 @@ final class LogHandle implements Log {
     public long appendAll(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
         OutFrame f = op(Op.APPEND_ALL).values("bodies", bodies).string("producer", producer).number("pseq", pseq);
-        return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::seq));
+        return DefaultHyphaClient.await(() -> client.requestRaw(f, timeout, null).thenApply(LogHandle::seq));
     }
 
     @Override
@@ -126,7 +126,7 @@ final class LogHandle implements Log {
 
     @Override
     public Appended appendAllRange(List<? extends JsonValue> bodies, Duration timeout) {
-        return DefaultHyphaClient.await(appendAllRangeAsync(bodies, timeout));
+        return DefaultHyphaClient.await(() -> appendAllRangeAsync(bodies, timeout));
     }
 
     @Override
@@ -148,7 +148,7 @@ final class LogHandle implements Log {
     public Appended appendAllRange(List<? extends JsonValue> bodies, String producer, long pseq, Duration timeout) {
         Names.check("producer", producer);
         OutFrame f = op(Op.APPEND_ALL).values("bodies", bodies).string("producer", producer).number("pseq", pseq);
-        return DefaultHyphaClient.await(client.requestRaw(f, timeout, null).thenApply(LogHandle::range));
+        return DefaultHyphaClient.await(() -> client.requestRaw(f, timeout, null).thenApply(LogHandle::range));
     }
 
     /** An {@code append_all} answer: {@code last} is left out for a batch of one (PROTOCOL.md). */
@@ -169,7 +169,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogPage read(long fromSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("from", fromSeq).number("limit", limit),
+        return page(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.READ).number("from", fromSeq).number("limit", limit),
                 timeout, null)), "next");
     }
 
@@ -180,7 +180,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogPage readBackward(long beforeSeq, int limit, Duration timeout) {
-        return page(DefaultHyphaClient.await(client.requestRaw(op(Op.READ).number("before", beforeSeq)
+        return page(DefaultHyphaClient.await(() -> client.requestRaw(op(Op.READ).number("before", beforeSeq)
                 .number("limit", limit), timeout, null)), "before");
     }
 
@@ -208,7 +208,7 @@ final class LogHandle implements Log {
 
     @Override
     public LogInfo info(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.INFO), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(op(Op.INFO), timeout)).asJsonObject();
         return new LogInfo(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
                 o.getJsonNumber("entries").longValue(), o.getJsonNumber("bytes").longValue());
     }
@@ -239,7 +239,7 @@ final class LogHandle implements Log {
 
     @Override
     public long truncate(long beforeSeq, Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.TRUNCATE).number("before", beforeSeq), timeout))
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(op(Op.TRUNCATE).number("before", beforeSeq), timeout))
                 .asJsonObject();
         return o.getJsonNumber("first").longValue();
     }
@@ -252,7 +252,7 @@ final class LogHandle implements Log {
     @Override
     public void retention(long maxEntries, Duration maxAge, Duration timeout) {
         OutFrame rule = OutFrame.fields().number("max_entries", maxEntries).number("max_age_seconds", maxAge.toSeconds());
-        DefaultHyphaClient.await(client.request(op(Op.CONFIGURE).object("retention", rule), timeout));
+        DefaultHyphaClient.await(() -> client.request(op(Op.CONFIGURE).object("retention", rule), timeout));
     }
 
     @Override
@@ -262,7 +262,7 @@ final class LogHandle implements Log {
 
     @Override
     public boolean delete(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.LOG_DELETE), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(op(Op.LOG_DELETE), timeout)).asJsonObject();
         return o.getBoolean("deleted");
     }
 
@@ -287,7 +287,7 @@ final class LogHandle implements Log {
     }
 
     private LogRestore restored(OutFrame f, Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(f, timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(f, timeout)).asJsonObject();
         return new LogRestore(o.getJsonNumber("first").longValue(), o.getJsonNumber("last").longValue(),
                 o.getJsonNumber("from").longValue(), o.getJsonNumber("to").longValue());
     }

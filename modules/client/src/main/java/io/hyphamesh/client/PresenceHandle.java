@@ -38,7 +38,7 @@ final class PresenceHandle implements Presence {
 
     @Override
     public PresenceMember set(JsonValue meta, Duration timeout) {
-        JsonValue ok = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_SET).json("meta", meta), timeout));
+        JsonValue ok = DefaultHyphaClient.await(() -> client.request(op(Op.PRESENCE_SET).json("meta", meta), timeout));
         this.meta = meta;
         startHeartbeat();
         return member(ok.asJsonObject());
@@ -94,7 +94,7 @@ final class PresenceHandle implements Presence {
     public void leave(Duration timeout) {
         meta = null;
         stopHeartbeat();
-        DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LEAVE), timeout));
+        DefaultHyphaClient.await(() -> client.request(op(Op.PRESENCE_LEAVE), timeout));
     }
 
     @Override
@@ -104,7 +104,7 @@ final class PresenceHandle implements Presence {
 
     @Override
     public List<PresenceMember> list(Duration timeout) {
-        JsonObject o = DefaultHyphaClient.await(client.request(op(Op.PRESENCE_LIST), timeout)).asJsonObject();
+        JsonObject o = DefaultHyphaClient.await(() -> client.request(op(Op.PRESENCE_LIST), timeout)).asJsonObject();
         return members(o);
     }
 

@@ -31,6 +31,11 @@ final class Provider {
         this.workers = workers;
     }
 
+    /** True while this client provides a service: calls to it may arrive at any time. */
+    boolean serves() {
+        return !services.isEmpty();
+    }
+
     /** A registered service: re-registered after every reconnect until closed. */
     final class Registration implements ServiceRegistration {
         private final String service;
@@ -56,7 +61,7 @@ final class Provider {
         @Override
         public void close() {
             if (services.remove(service, this)) {
-                DefaultHyphaClient.await(client.request(OutFrame.to("ws", Op.UNREGISTER).string("service", service),
+                DefaultHyphaClient.await(() -> client.request(OutFrame.to("ws", Op.UNREGISTER).string("service", service),
                         client.defaultTimeout()));
             }
         }
@@ -68,7 +73,7 @@ final class Provider {
         Registration r = new Registration(service, List.copyOf(methods), handler);
         services.put(service, r);
         try {
-            DefaultHyphaClient.await(r.sendRegister());
+            DefaultHyphaClient.await(() -> r.sendRegister());
         } catch (HyphaException e) {
             services.remove(service, r);
             throw e;

@@ -21,7 +21,7 @@ final class ScheduleHandle implements Schedules {
 
     private ScheduleInfo define(OutFrame f, JsonObject action, Duration timeout) {
         f.json("action", Objects.requireNonNull(action, "action"));
-        return ScheduleInfo.of(DefaultHyphaClient.await(client.request(f, timeout)).asJsonObject());
+        return ScheduleInfo.of(DefaultHyphaClient.await(() -> client.request(f, timeout)).asJsonObject());
     }
 
     private static OutFrame op(Op op, String name) {
@@ -48,8 +48,8 @@ final class ScheduleHandle implements Schedules {
         List<ScheduleInfo> out = new ArrayList<>();
         String after = "";
         while (true) {
-            JsonObject page = DefaultHyphaClient.await(client.request(OutFrame.to("ws", Op.SCHEDULES)
-                    .string("after", after).number("limit", 1000), timeout)).asJsonObject();
+            OutFrame f = OutFrame.to("ws", Op.SCHEDULES).string("after", after).number("limit", 1000);
+            JsonObject page = DefaultHyphaClient.await(() -> client.request(f, timeout)).asJsonObject();
             for (JsonValue v : page.getJsonArray("schedules")) {
                 out.add(ScheduleInfo.of(v.asJsonObject()));
             }
@@ -62,7 +62,7 @@ final class ScheduleHandle implements Schedules {
 
     @Override
     public boolean cancel(String name, Duration timeout) {
-        return DefaultHyphaClient.await(client.request(op(Op.UNSCHEDULE, name), timeout)).asJsonObject()
+        return DefaultHyphaClient.await(() -> client.request(op(Op.UNSCHEDULE, name), timeout)).asJsonObject()
                 .getBoolean("cancelled");
     }
 }

@@ -38,7 +38,7 @@ abstract class SubscriptionBase implements Subscription {
         client.track(this);
         deliverer.start();
         try {
-            DefaultHyphaClient.await(subscribe(timeout));
+            DefaultHyphaClient.await(() -> subscribe(timeout));
         } catch (RuntimeException e) {
             closeQuietly();
             throw e;

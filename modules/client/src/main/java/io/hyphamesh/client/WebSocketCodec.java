@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -268,58 +269,105 @@ final class WebSocketCodec {
 
     /** Reads frames until the close handshake or the end of the socket. */
     static void read(InputStream raw, Handler handler) throws IOException {
-        InputStream in = new BufferedInputStream(raw, 64 * 1024);
-        byte[] message = new byte[4096];
-        int messageLength = 0;
-        int messageOp = -1;
-        byte[] control = new byte[125];
-        while (true) {
-            int b0 = in.read();
-            int b1 = in.read();
-            if (b0 < 0 || b1 < 0) {
-                handler.onEnd();
-                return;
-            }
-            boolean fin = (b0 & 0x80) != 0;
-            int op = b0 & 0x0F;
-            long len = b1 & 0x7F;
-            if ((b1 & 0x80) != 0) {
-                throw new IOException("the server sent a masked frame");
-            }
-            if (len == 126) {
-                len = (readByte(in) << 8) | readByte(in);
-            } else if (len == 127) {
-                len = 0;
-                for (int k = 0; k < 8; k++) {
-                    len = (len << 8) | readByte(in);
+        Reader r = new Reader(raw);
+        while (r.readOne(handler, null, 0) != Reader.END) {
+            // one message or control frame at a time
+        }
+    }
+
+    /**
+     * A socket's inbound frames, read one message (or control frame) at a time, by whichever thread
+     * holds the right to read (the link's reader, or a caller waiting for its own answer). The state
+     * of a message in progress is kept here, so reading may stop between any two frames and another
+     * thread go on. Not thread-safe: one reader at a time, handed over under a lock.
+     */
+    static final class Reader {
+        /** {@link #readOne}: a message or a control frame was handed on. */
+        static final int HANDLED = 1;
+        /** {@link #readOne}: nothing arrived within the timeout; no byte of a frame was taken. */
+        static final int TIMED_OUT = 0;
+        /** {@link #readOne}: the close handshake or the end of the socket; reading is over. */
+        static final int END = -1;
+
+        private final InputStream in;
+        private byte[] message = new byte[4096];
+        private int messageLength;
+        private int messageOp = -1;
+        private final byte[] control = new byte[125];
+
+        Reader(InputStream raw) {
+            this.in = new BufferedInputStream(raw, 64 * 1024);
+        }
+
+        /**
+         * Reads frames until one text message is complete or one control frame arrived, and hands it
+         * to {@code handler}. With a {@code socket} and a positive {@code timeoutMillis}, the wait for
+         * a frame's first byte is bounded by it (the socket's read timeout, set for that byte alone),
+         * and {@link #TIMED_OUT} comes back with nothing taken: the frame is read whole later.
+         */
+        int readOne(Handler handler, Socket socket, int timeoutMillis) throws IOException {
+            while (true) {
+                int b0;
+                if (socket != null && timeoutMillis > 0) {
+                    socket.setSoTimeout(timeoutMillis);
+                    try {
+                        b0 = in.read();
+                    } catch (SocketTimeoutException e) {
+                        return TIMED_OUT;
+                    } finally {
+                        socket.setSoTimeout(0);
+                    }
+                } else {
+                    b0 = in.read();
                 }
-            }
-            if (op >= 0x8) {
-                if (control(in, op, len, control, handler)) {
-                    return;
+                int b1 = b0 < 0 ? -1 : in.read();
+                if (b0 < 0 || b1 < 0) {
+                    handler.onEnd();
+                    return END;
                 }
-                continue;
-            }
-            if (op != OP_CONTINUATION) {
-                messageOp = op;
-                messageLength = 0;
-            }
-            if (len > Integer.MAX_VALUE - 16 || messageLength + len > Integer.MAX_VALUE - 16) {
-                throw new IOException("message too large");
-            }
-            int n = (int) len;
-            if (messageLength + n > message.length) {
-                message = Arrays.copyOf(message, Math.max(messageLength + n, message.length * 2));
-            }
-            readFully(in, message, messageLength, n);
-            messageLength += n;
-            if (fin) {
-                if (messageOp == OP_TEXT) {
-                    handler.onText(new String(message, 0, messageLength, StandardCharsets.UTF_8));
+                boolean fin = (b0 & 0x80) != 0;
+                int op = b0 & 0x0F;
+                long len = b1 & 0x7F;
+                if ((b1 & 0x80) != 0) {
+                    throw new IOException("the server sent a masked frame");
                 }
-                messageLength = 0;
-                if (message.length > 256 * 1024) {
-                    message = new byte[4096];
+                if (len == 126) {
+                    len = (readByte(in) << 8) | readByte(in);
+                } else if (len == 127) {
+                    len = 0;
+                    for (int k = 0; k < 8; k++) {
+                        len = (len << 8) | readByte(in);
+                    }
+                }
+                if (op >= 0x8) {
+                    return control(in, op, len, control, handler) ? END : HANDLED;
+                }
+                if (op != OP_CONTINUATION) {
+                    messageOp = op;
+                    messageLength = 0;
+                }
+                if (len > Integer.MAX_VALUE - 16 || messageLength + len > Integer.MAX_VALUE - 16) {
+                    throw new IOException("message too large");
+                }
+                int n = (int) len;
+                if (messageLength + n > message.length) {
+                    message = Arrays.copyOf(message, Math.max(messageLength + n, message.length * 2));
+                }
+                readFully(in, message, messageLength, n);
+                messageLength += n;
+                if (fin) {
+                    int length = messageLength;
+                    int messageOpWas = messageOp;
+                    messageLength = 0;
+                    String text = messageOpWas == OP_TEXT ? new String(message, 0, length, StandardCharsets.UTF_8) : null;
+                    if (message.length > 256 * 1024) {
+                        message = new byte[4096];
+                    }
+                    if (text != null) {
+                        // the state is clean before the handler runs: it may read on (a nested wait)
+                        handler.onText(text);
+                        return HANDLED;
+                    }
                 }
             }
         }
