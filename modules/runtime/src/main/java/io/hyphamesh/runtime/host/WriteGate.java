@@ -17,11 +17,11 @@ import io.hyphamesh.storage.Write;
 
 /**
  * "Acknowledge only after the durable commit", written once for every object kind. An object
- * stages the writes of one mailbox run ({@link #stage}) and says what must happen once they are
- * committed: answers, sent by the committer thread right after the commit in the order they were
- * registered ({@link #afterCommit}), and follow-up work on the object's own thread
- * ({@link #thenOnObject}: advancing a committed mark, publishing events). The host submits what was
- * staged once per mailbox run ({@link #flush}, called after {@link LiveObject#onEndOfBatch}), so
+ * stages the writes of one run of the object ({@link #stage}) and says what must happen once they
+ * are committed: answers, sent by the thread that ran the commit right after it, in the order they
+ * were registered ({@link #afterCommit}), and follow-up work on the object's own thread
+ * ({@link #thenOnObject}: advancing a committed mark, publishing events). The host submits what
+ * was staged once per run ({@link #flush}, called after {@link LiveObject#onEndOfBatch}), so
  * writes from one run, of any number of requests, share one submission and the storage's group
  * commit merges it with every other object's waiting at that moment.
  *
@@ -181,7 +181,7 @@ public final class WriteGate {
 
     /**
      * Submits what this run staged, as one submission. Called by the host at the end of every
-     * mailbox run; a run that staged nothing submits nothing.
+     * run of the object; a run that staged nothing submits nothing.
      */
     void flush() {
         if (staged.isEmpty()) {

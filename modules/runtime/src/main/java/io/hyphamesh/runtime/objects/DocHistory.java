@@ -15,8 +15,8 @@ import io.hyphamesh.storage.Write;
  * entries under the Doc's own storage id (in the same submission as the row, so the journal takes
  * both at once). History sequences {@code first..last} are kept in the Doc's row (its Log counters,
  * unused by Docs otherwise). Entries whose state stopped being current before the restore window
- * are dropped, checked every {@link #PRUNE_EVERY} versions. Owned by its Doc's mailbox thread,
- * except the committed mark, which the committer thread advances.
+ * are dropped, checked every {@link #PRUNE_EVERY} versions. Owned by whichever thread holds its Doc's
+ * run, except the committed mark, which the committer thread advances.
  */
 final class DocHistory {
     /** Versions between two looks for history older than the window. */

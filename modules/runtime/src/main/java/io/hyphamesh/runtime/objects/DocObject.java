@@ -32,14 +32,14 @@ import jakarta.json.JsonValue;
 
 /**
  * A Doc: one JSON value with a version. Every write ({@code put}, {@code cas}, {@code incr},
- * {@code patch}) makes a new version; writes handled in one mailbox run are committed as one row
+ * {@code patch}) makes a new version; writes handled in one run of the object are committed as one row
  * write, staged once at the end of the run (only the last state matters), and each is answered
  * after that commit. An {@code incr} does not print the document: its text is made once, when the
  * row is staged or a read shows it, and the size limit is checked against an upper bound of the
  * text's length (printed exactly only when the bound comes near the limit). {@code incr} is
  * read-add-write in one turn of the single writer, so it never loses an update, and with a floor
  * it never goes below it. Change events go to subscribers after the commit, one per version, in
- * order. State is touched only on the mailbox thread.
+ * order. State is touched only by the thread that holds the object's run ({@link LiveObject}).
  */
 public final class DocObject extends LiveObject {
     private final ObjectFactory.DocSettings settings;

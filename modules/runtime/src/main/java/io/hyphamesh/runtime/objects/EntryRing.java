@@ -5,7 +5,7 @@ import io.hyphamesh.storage.LogEntry;
 /**
  * The recent entries of a Log: a growable ring of consecutive sequences with O(1) access by
  * sequence, and the heap bytes it holds (each entry's counted size, kept beside it). Not
- * thread-safe: owned by the Log's mailbox thread.
+ * thread-safe: owned by whichever thread holds the Log's run.
  */
 final class EntryRing {
     private LogEntry[] buf = new LogEntry[64];

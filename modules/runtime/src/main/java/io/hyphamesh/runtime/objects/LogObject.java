@@ -46,7 +46,8 @@ import io.hyphamesh.storage.Write;
  * older ones are read from storage in pages, which is safe without locks because everything below
  * the cache is committed.
  *
- * <p>All state is touched only on the object's mailbox thread, except where noted.
+ * <p>All state is touched only by the thread that holds the object's run ({@link LiveObject}), except
+ * where noted.
  */
 public final class LogObject extends LiveObject {
     /** Soft cap of one read answer's size. */

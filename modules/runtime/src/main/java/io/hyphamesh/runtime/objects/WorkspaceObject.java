@@ -46,7 +46,8 @@ import java.util.HashMap;
  * {@code not_found}; at the end of the wait it fails {@code unavailable}, never delivered. The names of
  * the services that have providers are kept in the object's row (written when a name comes or goes,
  * not per registration), so after a restart or a move to another server they are away from the
- * moment this object loads, while their providers reconnect. State is touched only on the mailbox thread.
+ * moment this object loads, while their providers reconnect. State is touched only by the thread that
+ * holds the object's run.
  */
 public final class WorkspaceObject extends LiveObject {
     private static final AtomicLong CALL_IDS = new AtomicLong();
