@@ -244,7 +244,10 @@ export async function auditView(ctx, main, ws) {
 // ---------- the cluster
 
 export async function clusterView(ctx, main) {
-  main.append(h('h1', {}, 'Cluster'), h('span', { id: 'cluster-state', class: 'pill' }, 'loading'));
+  // kept, not looked up: a refresh still awaiting its answer when the view is left would find no
+  // element by id (the view is gone) and throw from a timer
+  const state = h('span', { id: 'cluster-state', class: 'pill' }, 'loading');
+  main.append(h('h1', {}, 'Cluster'), state);
   const servers = h('tbody');
   const parts = h('tbody');
   const moves = h('ol', { id: 'moves', reversed: true });
@@ -258,7 +261,7 @@ export async function clusterView(ctx, main) {
   let before = null;
   async function refresh() {
     const c = await ctx.api('GET', '/v1/cluster');
-    document.getElementById('cluster-state').textContent = c.cluster ? `cluster mode, seen from ${c.node}` : 'single server (not in cluster mode)';
+    state.textContent = c.cluster ? `cluster mode, seen from ${c.node}` : 'single server (not in cluster mode)';
     summary.textContent = `${c.servers.length} server(s), ${c.partition_count} partitions, ${c.partitions.filter((p) => !p.owner).length} without an owner. Refreshed ${new Date().toLocaleTimeString()}.`;
     clear(servers);
     for (const s of c.servers) {
@@ -279,6 +282,6 @@ export async function clusterView(ctx, main) {
     before = now;
   }
   await refresh();
-  const timer = setInterval(() => refresh().catch((e) => { document.getElementById('cluster-state').textContent = `${e.code}: ${e.message}`; }), 2000);
+  const timer = setInterval(() => refresh().catch((e) => { state.textContent = `${e.code}: ${e.message}`; }), 2000);
   ctx.leaving.push(() => clearInterval(timer));
 }
