@@ -132,7 +132,7 @@ public abstract class LiveObject implements WriteOwner {
 
     /**
      * As {@link #offer}, and runs the object on the calling thread when no thread runs it (a request
-     * read from a socket: run to completion where it was read). Only a virtual thread outside any
+     * read from a socket: run to completion where it was read). Only a reader ({@link ReaderThread#runsInline}) outside any
      * object's run takes it; otherwise the message is queued for the thread that runs the object.
      */
     final boolean offerAndRun(Object message) {
@@ -145,7 +145,7 @@ public abstract class LiveObject implements WriteOwner {
         } finally {
             lifecycle.unlock();
         }
-        if (RUNNING.get() == null && Thread.currentThread().isVirtual() && scheduled.compareAndSet(false, true)) {
+        if (RUNNING.get() == null && ReaderThread.runsInline() && scheduled.compareAndSet(false, true)) {
             drain(INLINE_QUANTUM, true);
         } else {
             schedule();

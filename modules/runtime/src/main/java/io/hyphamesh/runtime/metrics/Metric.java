@@ -35,6 +35,8 @@ public enum Metric {
     PARTITION_LOSSES("cluster_partition_losses", "partitions taken from this server by another (session lost or fenced)"),
     // gauges
     WS_SOCKETS("ws_sockets", "open WebSocket connections", true),
+    WS_PLATFORM_READERS("ws_platform_readers", "busy sockets read by a platform thread now (ws.platform-readers)", true),
+    WS_PLATFORM_READER_MOVES("ws_platform_reader_moves", "times a busy socket moved to a platform reader since start", true),
     OBJECTS_LIVE("objects_live", "objects in memory", true),
     OBJECTS_HIBERNATED("objects_hibernated", "objects hibernated since start", true),
     OBJECTS_COLD_WAKES("objects_cold_wakes", "objects loaded from storage since start (cold wakes)", true),

@@ -284,13 +284,13 @@ final class Connection implements Session {
 
     /**
      * Writes {@code frame} on the calling thread when that keeps the order and cannot make the
-     * thread wait for a peer: a virtual thread, nothing queued or being written, and the peer heard
+     * thread wait for a peer: a reader or other virtual thread, nothing queued or being written, and the peer heard
      * from within the last {@link #DIRECT_UNHEARD_CHARS} written. Saves the hand-off to the writer
      * (a thread start and a wake-up) for the common answer. False when the frame must be queued.
      */
     private boolean tryDirect(Object frame) {
         if (!open.get() || !outbound.isEmpty() || writtenSinceHeard > DIRECT_UNHEARD_CHARS
-                || !Thread.currentThread().isVirtual() || !writing.compareAndSet(false, true)) {
+                || !io.hyphamesh.runtime.host.ReaderThread.runsInline() || !writing.compareAndSet(false, true)) {
             return false;
         }
         boolean written = false;

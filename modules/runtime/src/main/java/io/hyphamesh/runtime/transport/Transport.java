@@ -62,6 +62,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
     private final ControlPlane control;
     private final Metrics metrics;
     private final int maxFrameBytes;
+    private final PlatformReaders platformReaders;
     private final int maxInFlight;
     private final int maxSocketsPerWorkspace;
     private final int outboundQueue;
@@ -128,6 +129,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
             opLatency.put(op, metrics.histogram(op.label()));
         }
         metrics.gauge(Metric.WS_SOCKETS, connections::size);
+        this.platformReaders = new PlatformReaders(config.intValue("ws.platform-readers"),
+                config.duration("ws.platform-reader-idle").toMillis());
+        metrics.gauge(Metric.WS_PLATFORM_READERS, platformReaders::inUse);
+        metrics.gauge(Metric.WS_PLATFORM_READER_MOVES, platformReaders::moves);
         control.addListener(this);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().daemon(true)
                 .name("hypha-ws-sweeper").factory());
@@ -560,6 +565,11 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
      * {@code log.max-entry-bytes} or a Doc of exactly {@code doc.max-bytes} can be sent.
      */
     static final int ENVELOPE_BYTES = 64 * 1024;
+
+    /** The platform threads busy sockets move to. */
+    PlatformReaders platformReaders() {
+        return platformReaders;
+    }
 
     /**
      * The largest message a socket takes: {@code ws.max-frame-bytes}, whose default (1 MiB + 64 KiB)

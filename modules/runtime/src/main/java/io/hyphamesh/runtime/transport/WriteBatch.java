@@ -50,7 +50,7 @@ final class WriteBatch {
      * reader leading a commit writes its answers directly ({@link #pause}).
      */
     static void aroundCompletions(Runnable callbacks) {
-        if (Thread.currentThread().isVirtual() || CURRENT.get() != null) {
+        if (io.hyphamesh.runtime.host.ReaderThread.runsInline() || CURRENT.get() != null) {
             callbacks.run();
             return;
         }

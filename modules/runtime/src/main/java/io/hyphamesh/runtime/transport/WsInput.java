@@ -38,10 +38,22 @@ final class WsInput {
     private static final int SMALL_READS_TO_SHRINK = 16;
     private static final Field STREAM = plainSocketField("inputStream");
     private static final Field READ_BUFFER = plainSocketField("readBuffer");
+    private static final Field DELEGATE = plainSocketField("delegate");
+
+    /** A read at a frame's boundary timed out ({@link #awaitFrame}). */
+    private static final class Idle extends RuntimeException {
+        Idle() {
+            super(null, null, false, false);
+        }
+    }
 
     private final DataReader reader;
     /** The socket's own stream, or null to read through {@link #reader}. */
     private final InputStream in;
+    /** The socket under {@link #in}, for read timeouts; null when not reachable. */
+    private final java.net.Socket socket;
+    /** A read timing out now is {@link Idle} (at a frame's boundary), not a wait to go on with. */
+    private boolean idleEnds;
     private byte[] buf = new byte[MIN_BUFFER];
     private int pos;
     private int lim;
@@ -50,14 +62,57 @@ final class WsInput {
     /** Run before a read that may block (the reader's {@link WriteBatch}); nothing by default. */
     private Runnable beforeBlocking = () -> { };
 
-    private WsInput(DataReader reader, InputStream in) {
+    private WsInput(DataReader reader, InputStream in, java.net.Socket socket) {
         this.reader = reader;
         this.in = in;
+        this.socket = in == null ? null : socket;
     }
 
     /** The input of an upgraded connection: its stream when reachable, Helidon's reader otherwise. */
     static WsInput of(ConnectionContext ctx) {
-        return new WsInput(ctx.dataReader(), takeStream(ctx.serverSocket()));
+        HelidonSocket s = ctx.serverSocket();
+        return new WsInput(ctx.dataReader(), takeStream(s), delegate(s));
+    }
+
+    private static java.net.Socket delegate(HelidonSocket socket) {
+        if (DELEGATE == null || !(socket instanceof PlainSocket)) {
+            return null;
+        }
+        try {
+            return (java.net.Socket) DELEGATE.get(socket);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** True when reads can be given a timeout ({@link #readTimeout}): a plain socket read directly. */
+    boolean timeable() {
+        return socket != null;
+    }
+
+    /** Sets the socket's read timeout (0: none). Only with {@link #timeable}. */
+    void readTimeout(int millis) {
+        try {
+            socket.setSoTimeout(millis);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * With nothing buffered, at a frame's boundary: waits for the socket's next bytes, false when
+     * the socket's read timeout passed first. A timeout within a frame just goes on waiting.
+     */
+    boolean awaitFrame() {
+        idleEnds = true;
+        try {
+            fill();
+            return true;
+        } catch (Idle e) {
+            return false;
+        } finally {
+            idleEnds = false;
+        }
     }
 
     /** True when reads bypass Helidon's reader (for tests). */
@@ -180,10 +235,18 @@ final class WsInput {
 
     private int readStream(byte[] into, int offset, int length) {
         int n;
-        try {
-            n = in.read(into, offset, length);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        while (true) {
+            try {
+                n = in.read(into, offset, length);
+                break;
+            } catch (java.net.SocketTimeoutException e) {
+                if (idleEnds) {
+                    throw new Idle();
+                }
+                // a platform reader's idle timeout within a frame: the rest of it is still to come
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
         if (n < 0) {
             throw new UncheckedIOException(new java.io.EOFException("socket ended"));

@@ -30,7 +30,9 @@ import io.hyphamesh.storage.CommitLeader;
  * that is not valid UTF-8 closes with {@code 1007}, and a message over the limit is skipped without
  * being buffered and answered {@code too_large}.
  * <p>
- * Threads: {@link #handle} runs on Helidon's connection thread, the only reader. Sends may come from
+ * Threads: {@link #handle} runs on Helidon's connection thread, the reader, which hands a busy socket
+ * to a platform reader and takes it back when it is idle ({@link PlatformReaders}): one reader at a
+ * time, its state in fields between frames. Sends may come from
  * the socket's writer thread and (close frames, pongs of a failing socket) from the reader; a lock
  * keeps their bytes from interleaving.
  */
@@ -62,6 +64,11 @@ final class WsSocket implements ServerConnection, WsSession {
     private final WsInput input;
     private final SocketListener listener;
     private final int maxMessageBytes;
+    private final PlatformReaders readers;
+    /** Busy, this socket may move to a platform reader: some may be used, and its reads can be timed. */
+    private final boolean movable;
+    private int busyFrames;
+    private long busySince = System.nanoTime();
     private final ReentrantLock sendLock = new ReentrantLock();
     private final AtomicBoolean closeSent = new AtomicBoolean();
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -96,29 +103,112 @@ final class WsSocket implements ServerConnection, WsSession {
         }
     }
 
-    WsSocket(ConnectionContext ctx, SocketListener listener, int maxMessageBytes) {
+    WsSocket(ConnectionContext ctx, SocketListener listener, int maxMessageBytes, PlatformReaders readers) {
         this.ctx = ctx;
         this.input = WsInput.of(ctx);
         this.listener = listener;
         this.maxMessageBytes = maxMessageBytes;
+        this.readers = readers;
+        this.movable = readers.enabled() && input.timeable();
     }
 
     // ---------------------------------------------------------------- the read loop
 
-    /** Runs the socket until it ends; never throws anything Helidon would answer as HTTP. */
+    /** Who reads the socket next, when a run of {@link #frames} returns. */
+    private enum Turn { ENDED, TO_PLATFORM, TO_VIRTUAL }
+
+    /**
+     * Runs the socket until it ends; never throws anything Helidon would answer as HTTP. This is
+     * Helidon's (virtual) connection thread. While the socket is busy and a platform reader is free
+     * ({@link PlatformReaders}), that thread reads it instead and this one waits.
+     */
     @Override
     public void handle(Limit limit) {
+        Turn turn = frames(true);
+        while (turn == Turn.TO_PLATFORM) {
+            turn = onPlatformReader();
+            if (turn == Turn.TO_VIRTUAL) {
+                turn = frames(false);
+            }
+        }
+        // Helidon closes the TCP connection quietly on this exception
+        throw new CloseConnectionException("WebSocket ended");
+    }
+
+    /** Has a platform reader run {@link #frames} (one was taken) and waits for its turn to end. */
+    private Turn onPlatformReader() {
+        java.util.concurrent.CompletableFuture<Turn> done = new java.util.concurrent.CompletableFuture<>();
+        try {
+            readers.start(() -> {
+                Turn t = Turn.ENDED;
+                try {
+                    t = frames(false);
+                } finally {
+                    readers.release();
+                    done.complete(t);
+                }
+            });
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // no thread to be had (the OS refused one): the socket stays on its virtual reader
+            readers.release();
+            LOG.log(Level.WARNING, "platform reader not started: the socket stays on its virtual thread", e);
+            return Turn.TO_VIRTUAL;
+        }
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return done.get();
+                } catch (InterruptedException e) {
+                    // the socket must end: the platform reader's read ends when the socket closes
+                    interrupted = true;
+                    canRun = false;
+                    closeSocketQuietly();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    return Turn.ENDED; // not reached: the task completes the future itself
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Reads and handles frames on the calling thread until the socket ends or moves to another
+     * reader: a virtual reader hands a busy socket to a platform reader, a platform reader hands an
+     * idle one back. Nothing is owed when it returns: its commits are led and its writes flushed.
+     */
+    private Turn frames(boolean first) {
+        boolean platform = !Thread.currentThread().isVirtual();
         // the requests read here run here, and their commits are led from here once the socket has
         // nothing more buffered (pipelined requests still commit together): see CommitLeader
         CommitLeader commits = CommitLeader.enter();
         // what the requests read here send is written once per socket before this thread blocks
         WriteBatch writes = WriteBatch.enter(() -> input.available() > 0);
         input.beforeBlocking(writes::flush);
-        readerThread = Thread.currentThread();
+        synchronized (leadLock) {
+            readerThread = Thread.currentThread();
+        }
+        Turn turn = Turn.ENDED;
         try {
-            listener.onOpen(this);
-            while (canRun && readFrame()) {
-                lastReadNanos = System.nanoTime();
+            if (first) {
+                listener.onOpen(this);
+            }
+            if (platform) {
+                input.readTimeout(readers.idleMillis());
+            }
+            while (canRun) {
+                if (platform && input.available() == 0 && !input.awaitFrame()) {
+                    turn = Turn.TO_VIRTUAL; // idle for ws.platform-reader-idle
+                    break;
+                }
+                if (!readFrame()) {
+                    break;
+                }
+                long now = System.nanoTime();
+                lastReadNanos = now;
                 if (input.available() == 0 && commits.owes()) {
                     writes.pause();
                     try {
@@ -127,27 +217,69 @@ final class WsSocket implements ServerConnection, WsSession {
                         writes.resume();
                     }
                 }
+                if (!platform && movable && busy(now) && input.available() == 0 && canRun && readers.tryTake()) {
+                    turn = Turn.TO_PLATFORM;
+                    break;
+                }
             }
-            end(CLOSE_NORMAL, "closed");
+            if (turn == Turn.ENDED) {
+                end(CLOSE_NORMAL, "closed");
+            }
         } catch (Violation v) {
+            turn = Turn.ENDED;
             LOG.fine(() -> "socket failed: " + v.code + " " + v.getMessage());
             sendCloseQuietly(v.code, v.getMessage());
             end(v.code, v.getMessage());
         } catch (RuntimeException e) {
+            turn = Turn.ENDED;
             // end of stream (FIN), reset (RST), a local close, or the socket's thread interrupted:
             // the peer is gone, and the listener hears it now, not at the next write
             LOG.log(Level.FINEST, "socket read ended", e);
             end(CLOSE_ABNORMAL, "connection dropped");
         } finally {
+            if (platform && turn != Turn.ENDED) {
+                try {
+                    input.readTimeout(0);
+                } catch (RuntimeException e) {
+                    turn = Turn.ENDED; // the socket is gone
+                }
+            }
             writes.exit();
             synchronized (leadLock) {
                 leading = true;
             }
             commits.exit();
-            end(CLOSE_ABNORMAL, "connection dropped");
+            if (turn == Turn.ENDED) {
+                end(CLOSE_ABNORMAL, "connection dropped");
+            } else {
+                synchronized (leadLock) {
+                    leading = false;
+                }
+            }
         }
-        // Helidon closes the TCP connection quietly on this exception
-        throw new CloseConnectionException("WebSocket ended");
+        return turn;
+    }
+
+    /**
+     * Counts a frame read at {@code now}: true when {@link PlatformReaders#BUSY_FRAMES} frames came
+     * within {@link PlatformReaders#BUSY_WINDOW_NANOS}.
+     */
+    private boolean busy(long now) {
+        if (++busyFrames < PlatformReaders.BUSY_FRAMES) {
+            return false;
+        }
+        boolean busy = now - busySince <= PlatformReaders.BUSY_WINDOW_NANOS;
+        busyFrames = 0;
+        busySince = now;
+        return busy;
+    }
+
+    private void closeSocketQuietly() {
+        try {
+            ctx.serverSocket().close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINEST, "socket close failed", e);
+        }
     }
 
     /** Leads the commits of what this reader submitted, shielded from {@link #close}'s interrupt. */
@@ -586,8 +718,13 @@ final class WsSocket implements ServerConnection, WsSession {
             if (t != null && !leading) {
                 // the reader is blocked in a socket read: interrupting it ends the loop. Not while it
                 // leads a commit (an interrupt would close the journal's file channel under it): it
-                // sees canRun false once the commit is done and leaves the loop then
-                t.interrupt();
+                // sees canRun false once the commit is done and leaves the loop then. A platform
+                // thread's socket read does not end on an interrupt: the socket is closed under it
+                if (t.isVirtual()) {
+                    t.interrupt();
+                } else {
+                    closeSocketQuietly();
+                }
             }
         }
     }

@@ -95,7 +95,7 @@ public final class WsUpgrade implements Http1Upgrader {
         String answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: " + accept.get() + "\r\n\r\n";
         ctx.dataWriter().writeNow(BufferData.create(answer.getBytes(StandardCharsets.US_ASCII)));
-        return new WsSocket(ctx, listener, transport.maxFrameBytes());
+        return new WsSocket(ctx, listener, transport.maxFrameBytes(), transport.platformReaders());
     }
 
     /**
