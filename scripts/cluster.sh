@@ -3,6 +3,8 @@
 # a PostgreSQL (Debian's postgresql-15, installed when missing), a ZooKeeper (its own JVM) and N
 # servers in cluster mode.
 #   scripts/cluster.sh start [--nodes N] [--dir DIR] [--session-timeout 6s] [--partitions 64]
+#                                            returns once every server is healthy and every
+#                                            partition has an owner
 #   scripts/cluster.sh stop  [--dir DIR]     SIGTERM to every server (they hand their workspaces
 #                                            over), then ZooKeeper and PostgreSQL
 #   scripts/cluster.sh status [--dir DIR]
@@ -94,6 +96,16 @@ wait_healthy() { # wait_healthy I
   die "server $1 not healthy within 30 s (see $dir/node-$1/server.log)"
 }
 
+owned() { # every partition owned, per GET /v1/cluster on server $1
+  curl -sf -H "Authorization: Bearer $(cat "$dir/node-1/data/root-token")" "http://127.0.0.1:$(cat "$dir/node-$1/port")/v1/cluster" 2>/dev/null \
+    | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s);process.exit(c.partitions.length>0&&c.partitions.every(p=>p.owner)?0:1)})'
+}
+
+wait_owned() { # wait_owned I WHEN: every partition owned within 60 s, per server I
+  for _ in $(seq 1 600); do owned "$1" && return 0; sleep 0.1; done
+  die "$2, not every partition was owned within 60 s (see $dir/node-*/server.log)"
+}
+
 write_json() {
   local i first=1
   {
@@ -125,6 +137,8 @@ case "$cmd" in
     done
     for i in $(seq 1 "$nodes"); do wait_healthy "$i"; done
     write_json
+    # serving, not only healthy: a workspace made next is located at once
+    wait_owned 1 "after the start"
     echo "cluster of $nodes servers is up:"
     for i in $(seq 1 "$nodes"); do echo "  http://127.0.0.1:$(cat "$dir/node-$i/port")   (log: $dir/node-$i/server.log)"; done
     echo "root token: $dir/node-1/data/root-token"
@@ -134,11 +148,6 @@ case "$cmd" in
     start_node "$nodes"; wait_healthy "$nodes"; write_json
     ;;
   upgrade) # restart every server in turn: SIGTERM (it hands its partitions over), start, healthy, every partition owned, next
-    root_token=$(cat "$dir/node-1/data/root-token")
-    owned() { # every partition owned, per GET /v1/cluster on server $1
-      curl -sf -H "Authorization: Bearer $root_token" "http://127.0.0.1:$(cat "$dir/node-$1/port")/v1/cluster" 2>/dev/null \
-        | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s);process.exit(c.partitions.length>0&&c.partitions.every(p=>p.owner)?0:1)})'
-    }
     for nd in "$dir"/node-*; do
       i=${nd##*-}
       [ -f "$nd/server.pid" ] || continue
@@ -151,8 +160,7 @@ case "$cmd" in
       fi
       t1=$(date +%s%N)
       start_node "$i"; wait_healthy "$i"
-      for _ in $(seq 1 600); do owned "$i" && break; sleep 0.1; done
-      owned "$i" || die "after restarting server $i, not every partition was owned within 60 s"
+      wait_owned "$i" "after restarting server $i"
       echo "server $i: stopped in $(( (t1 - t0) / 1000000 )) ms, serving again and every partition owned $(( ($(date +%s%N) - t1) / 1000000 )) ms later"
     done
     write_json

@@ -41,11 +41,18 @@ try {
   cluster = JSON.parse(fs.readFileSync(path.join(dir, 'cluster.json'), 'utf8'));
 } catch (e) {
   const why = `the cluster did not start: ${String(e.stderr ?? e.message).split('\n').filter(Boolean).slice(-2).join(' ')}`;
-  // our own server exiting is a failure to show; a missing engine (no PostgreSQL here) is a skip
+  // our own server exiting, or a cluster that never owned its partitions, is a failure to show; a
+  // missing engine (no PostgreSQL here) is a skip
   const exited = /server (\d+) exited/.exec(why);
-  if (exited) {
+  const unowned = /not every partition was owned/.test(why);
+  if (exited || unowned) {
     let log = '';
-    try { log = fs.readFileSync(path.join(dir, `node-${exited[1]}`, 'server.log'), 'utf8').split('\n').slice(-15).join('\n'); } catch { /* none */ }
+    for (const n of exited ? [exited[1]] : [1, 2, 3]) {
+      try { log += `node-${n}:\n` + fs.readFileSync(path.join(dir, `node-${n}`, 'server.log'), 'utf8').split('\n').slice(-15).join('\n') + '\n'; } catch { /* none */ }
+    }
+    if (unowned && !reuse) {
+      try { execFileSync('bash', [script, 'stop', '--dir', dir], { stdio: 'pipe', timeout: 120_000 }); } catch { /* not up */ }
+    }
     console.log(`console cluster test: 0 checks passed, 1 failed: ${why}\n${log}`);
     if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
     process.exit(1);
