@@ -468,7 +468,7 @@ final class Link {
         }
         pump();
         try {
-            Inbound handler = new Inbound();
+            Inbound handler = inbound;
             baton.lock();
             try {
                 in = new WebSocketCodec.Reader(socket.getInputStream());
@@ -591,7 +591,7 @@ final class Link {
             return;
         }
         try {
-            Inbound handler = new Inbound();
+            Inbound handler = inbound;
             while (!done.isDone() && !ended.get()) {
                 if (in.readOne(handler, socket, CALLER_SLICE_MILLIS) == WebSocketCodec.Reader.END) {
                     // the reader thread's read fails at once and it ends
@@ -705,6 +705,9 @@ final class Link {
     private int timeoutMillis() {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
     }
+
+    /** The one handler of this link's frames, whoever reads them (it holds no state). */
+    private final Inbound inbound = new Inbound();
 
     /** The reader's frames: messages to {@link #onMessage}, pings answered, the server's close echoed. */
     private final class Inbound implements WebSocketCodec.Handler {
