@@ -74,7 +74,7 @@ public final class HyphaConfig {
             new Setting("ws.max-sockets-per-workspace", "100000", "concurrent sockets one workspace accepts"),
             new Setting("ws.outbound-queue", "16384", "frames queued to one socket before it is a slow consumer and is closed"),
             new Setting("ws.ping-interval", "20s", "server WebSocket ping cadence"),
-            new Setting("ws.platform-readers", "64", "busy sockets read by a platform thread of their own at once (16 frames within 250 ms make a socket busy): one wake-up per request instead of two; 0 keeps every socket on a virtual thread"),
+            new Setting("ws.platform-readers", "64", "busy sockets read by a platform thread of their own at once (16 or more frames per 250 ms make a socket busy): one wake-up per request instead of two; 0 keeps every socket on a virtual thread"),
             new Setting("ws.platform-reader-idle", "1s", "a socket on a platform reader that sends nothing this long goes back to a virtual thread"),
             new Setting("ws.idle-timeout", "60s", "a socket that sent nothing (not even a pong) this long is closed"),
             new Setting("ws.stall-timeout", "5s", "an RPC provider owing answers to routed calls that sends nothing, not even a pong, this long is stalled: no more calls go to it and it is closed as a slow consumer (4008)"),

@@ -7,8 +7,9 @@ import io.hyphamesh.runtime.host.ReaderThread;
 
 /**
  * The platform threads that read busy sockets ({@code ws.platform-readers} of them at most, each
- * for one socket at a time). A socket starts on a virtual reader; once it has read
- * {@link #BUSY_FRAMES} frames within {@link #BUSY_WINDOW_NANOS} and a platform reader is free, it
+ * for one socket at a time). A socket starts on a virtual reader; once it has read frames at
+ * {@link #BUSY_FRAMES} or more per {@link #BUSY_WINDOW_NANOS} (at least that many, one by one or
+ * pipelined) and a platform reader is free, it
  * moves to one ({@link ReaderThread}), and back to a virtual reader after
  * {@code ws.platform-reader-idle} without a frame. The reason is the cost of a virtual thread's
  * blocking read on Linux: read, fail, register with the poller, park; the poller wakes, unparks

@@ -68,7 +68,7 @@ final class WsSocket implements ServerConnection, WsSession {
     /** Busy, this socket may move to a platform reader: some may be used, and its reads can be timed. */
     private final boolean movable;
     private int busyFrames;
-    private long busySince = System.nanoTime();
+    private long busySince;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final AtomicBoolean closeSent = new AtomicBoolean();
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -217,7 +217,7 @@ final class WsSocket implements ServerConnection, WsSession {
                         writes.resume();
                     }
                 }
-                if (!platform && movable && busy(now) && input.available() == 0 && canRun && readers.tryTake()) {
+                if (!platform && movable && busy(now) && canRun && readers.tryTake()) {
                     turn = Turn.TO_PLATFORM;
                     break;
                 }
@@ -261,16 +261,22 @@ final class WsSocket implements ServerConnection, WsSession {
     }
 
     /**
-     * Counts a frame read at {@code now}: true when {@link PlatformReaders#BUSY_FRAMES} frames came
-     * within {@link PlatformReaders#BUSY_WINDOW_NANOS}.
+     * Counts a frame read at {@code now}. At the first point after {@link PlatformReaders#BUSY_FRAMES}
+     * frames where nothing more is buffered (where the reader could move), true when they came at
+     * least as fast as {@code BUSY_FRAMES} per {@link PlatformReaders#BUSY_WINDOW_NANOS}, counted
+     * from the first of them, so a pipelined burst counts as well as requests one by one; either
+     * way the count starts again.
      */
     private boolean busy(long now) {
-        if (++busyFrames < PlatformReaders.BUSY_FRAMES) {
+        if (busyFrames == 0) {
+            busySince = now;
+        }
+        busyFrames++;
+        if (busyFrames < PlatformReaders.BUSY_FRAMES || input.available() > 0) {
             return false;
         }
-        boolean busy = now - busySince <= PlatformReaders.BUSY_WINDOW_NANOS;
+        boolean busy = busyFrames * PlatformReaders.BUSY_WINDOW_NANOS >= PlatformReaders.BUSY_FRAMES * (now - busySince);
         busyFrames = 0;
-        busySince = now;
         return busy;
     }
 
