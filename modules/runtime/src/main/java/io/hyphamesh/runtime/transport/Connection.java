@@ -27,6 +27,7 @@ import io.hyphamesh.api.ObjectId;
 import io.hyphamesh.api.Op;
 import io.hyphamesh.api.Permission;
 import io.hyphamesh.runtime.auth.Principal;
+import io.hyphamesh.runtime.host.ReaderThread;
 import io.hyphamesh.runtime.host.Request;
 import io.hyphamesh.runtime.host.Session;
 import jakarta.json.JsonObject;
@@ -290,7 +291,7 @@ final class Connection implements Session {
      */
     private boolean tryDirect(Object frame) {
         if (!open.get() || !outbound.isEmpty() || writtenSinceHeard > DIRECT_UNHEARD_CHARS
-                || !io.hyphamesh.runtime.host.ReaderThread.runsInline() || !writing.compareAndSet(false, true)) {
+                || !ReaderThread.runsInline() || !writing.compareAndSet(false, true)) {
             return false;
         }
         boolean written = false;

@@ -9,9 +9,9 @@ import io.hyphamesh.runtime.host.ReaderThread;
  * The platform threads that read busy sockets ({@code ws.platform-readers} of them at most, each
  * for one socket at a time). A socket starts on a virtual reader; once it has read frames at
  * {@link #BUSY_FRAMES} or more per {@link #BUSY_WINDOW_NANOS} (at least that many, one by one or
- * pipelined) and a platform reader is free, it
- * moves to one ({@link ReaderThread}), and back to a virtual reader after
- * {@code ws.platform-reader-idle} without a frame. The reason is the cost of a virtual thread's
+ * pipelined) and a platform reader is free, it moves to one ({@link ReaderThread}), and back to a
+ * virtual reader after {@code ws.platform-reader-idle} without a frame. The reason is the cost of a
+ * virtual thread's
  * blocking read on Linux: read, fail, register with the poller, park; the poller wakes, unparks
  * the thread onto a carrier, which is woken in turn. A platform thread sleeps in its read and the
  * kernel wakes it: one context switch per request instead of two, and about a third less server
@@ -57,10 +57,8 @@ final class PlatformReaders {
     }
 
     /** Starts {@code task} on a new platform reader thread (one taken with {@link #tryTake}). */
-    Thread start(Runnable task) {
-        Thread t = new ReaderThread(task, "hypha-reader-" + moves.get());
-        t.start();
-        return t;
+    void start(Runnable task) {
+        new ReaderThread(task, "hypha-reader-" + moves.get()).start();
     }
 
     /** How long a platform reader waits for a socket's next frame before handing it back. */

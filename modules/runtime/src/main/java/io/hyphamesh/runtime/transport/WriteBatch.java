@@ -5,6 +5,8 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 
+import io.hyphamesh.runtime.host.ReaderThread;
+
 /**
  * The frames a socket's reader sends while it handles what it has read: queued on their sockets
  * and written once per socket, each socket's as one batch, before the reader next blocks (on a
@@ -50,7 +52,7 @@ final class WriteBatch {
      * reader leading a commit writes its answers directly ({@link #pause}).
      */
     static void aroundCompletions(Runnable callbacks) {
-        if (io.hyphamesh.runtime.host.ReaderThread.runsInline() || CURRENT.get() != null) {
+        if (ReaderThread.runsInline() || CURRENT.get() != null) {
             callbacks.run();
             return;
         }
