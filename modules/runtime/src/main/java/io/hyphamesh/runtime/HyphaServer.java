@@ -206,6 +206,7 @@ public final class HyphaServer implements AutoCloseable {
                 .audit(audit);
         WebServer web = webServer(config, routing(config, dataDir, storage, metrics, control, host, transport,
                 artifactRoutes, cluster, webPort, audit), transport);
+        metrics.gauge(Metric.HTTP_CONNECTIONS_WAITING, () -> ConnectionGate.waiting(web));
         host.start();
         undo.push(host::close);
         long tWired = System.nanoTime();

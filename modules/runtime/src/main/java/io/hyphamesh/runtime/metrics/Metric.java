@@ -36,6 +36,7 @@ public enum Metric {
     // gauges
     WS_SOCKETS("ws_sockets", "open WebSocket connections", true),
     WS_PLATFORM_READERS("ws_platform_readers", "busy sockets read by a platform thread now (ws.platform-readers)", true),
+    HTTP_CONNECTIONS_WAITING("http_connections_waiting", "accepted connections waiting at the connection gate to be started (a storm beyond what the server reads at once)", true),
     WS_PLATFORM_READER_MOVES("ws_platform_reader_moves", "times a busy socket moved to a platform reader since start", true),
     OBJECTS_LIVE("objects_live", "objects in memory", true),
     OBJECTS_HIBERNATED("objects_hibernated", "objects hibernated since start", true),

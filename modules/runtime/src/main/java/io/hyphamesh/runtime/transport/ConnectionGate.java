@@ -108,6 +108,21 @@ public final class ConnectionGate implements HelidonTaskExecutor {
         }
     }
 
+    /** Connections waiting at the gates of {@code server}'s listeners (0 where there is no gate). */
+    public static long waiting(WebServer server) {
+        long n = 0;
+        try {
+            for (Object listener : listeners(server)) {
+                if (readerExecutor(listener).get(listener) instanceof ConnectionGate g) {
+                    n += g.waiting();
+                }
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return 0;
+        }
+        return n;
+    }
+
     /** Helidon 4.2's {@code LoomServer.listeners}: its {@code ServerListener}s. */
     private static Iterable<?> listeners(WebServer server) throws ReflectiveOperationException {
         Field listeners = server.getClass().getDeclaredField("listeners");

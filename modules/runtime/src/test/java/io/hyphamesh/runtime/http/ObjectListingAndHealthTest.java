@@ -149,6 +149,8 @@ class ObjectListingAndHealthTest {
             assertFalse(checks.containsKey("cluster"), "a single server has no cluster check");
             String metrics = s.get("/observe/metrics", null).body();
             assertTrue(metrics.contains("storage_parts_down 0") && metrics.contains("storage_fenced_submissions 0"), metrics);
+            // the gate is installed on the real server: its queue is reported, empty when nothing arrives
+            assertTrue(metrics.contains("\nhypha_http_connections_waiting 0\n"), metrics);
         }
     }
 }

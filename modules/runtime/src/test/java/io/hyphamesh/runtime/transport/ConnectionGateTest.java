@@ -1,6 +1,7 @@
 package io.hyphamesh.runtime.transport;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -96,10 +97,13 @@ class ConnectionGateTest {
         CompletableFuture<String> waited = answer(waiting);
         // the second is accepted but not started while the first holds the gate: no answer yet
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !waited.isDone());
+        // what hypha_http_connections_waiting reports
+        assertEquals(1, ConnectionGate.waiting(server));
         get(idle); // the first request is decided: the waiting connection starts
         assertTrue(answer(idle).get(10, TimeUnit.SECONDS).endsWith("ok"));
         String second = waited.get(10, TimeUnit.SECONDS);
         assertTrue(second.startsWith("HTTP/1.1 200") && second.endsWith("ok"), second);
+        assertEquals(0, ConnectionGate.waiting(server));
     }
 
     @Test
