@@ -220,6 +220,35 @@ class AdmissionTest {
         }
     }
 
+    /**
+     * The connect route's own 503 (a request the upgrade left to the route, e.g. one without upgrade
+     * headers, while admission refuses) carries {@code Retry-After} as API.md says, not only
+     * {@code retry_after_ms} in its body: the header the route set before it threw used to be lost.
+     */
+    @Test
+    void theConnectRoutes503CarriesRetryAfterToo() throws Exception {
+        try (TestServer own = TestServer.start(Map.of("ws.admit-rate", "1", "ws.admit-burst", "1"))) {
+            String ws = own.newWorkspace();
+            String token = own.token(ws, "read_write", "storm");
+            Answer first = upgrade(own.port(), ws, token); // takes the bucket's one token
+            assertEquals(101, first.status(), first.head());
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", own.port()), 10_000);
+                s.setSoTimeout(20_000);
+                String req = "GET /v1/workspaces/" + ws + "/connect HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + "Authorization: Bearer " + token + "\r\n\r\n";
+                s.getOutputStream().write(req.getBytes(StandardCharsets.US_ASCII));
+                InputStream in = s.getInputStream();
+                Answer a = new Answer(readHead(in), "");
+                assertEquals(503, a.status(), a.head());
+                String body = new String(in.readNBytes(Integer.parseInt(a.header("Content-Length"))), StandardCharsets.UTF_8);
+                long ms = Json.createReader(new StringReader(body)).readObject().getJsonNumber("retry_after_ms").longValue();
+                String retryAfter = a.header("Retry-After");
+                assertTrue(retryAfter != null && Long.parseLong(retryAfter) * 1000 >= ms && ms >= 1, a.head() + body);
+            }
+        }
+    }
+
     @Test
     void theJvmClientWaitsTheRetryAfterItIsGivenAndThenConnects() throws Exception {
         try (TestServer own = TestServer.start()) {

@@ -251,6 +251,9 @@ public final class HttpSupport {
         if (e.code() == ErrorCode.UNAUTHORIZED) {
             res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
         }
+        // every error that says when to come back says it in HTTP's terms too (whole seconds, rounded
+        // up): a header set by the route before it threw is gone by the time its exception gets here
+        e.retryAfterMillis().ifPresent(ms -> res.header(HeaderNames.RETRY_AFTER, Long.toString(Math.max(1, (ms + 999) / 1000))));
         json(res, status, e.toJson().toString());
     }
 

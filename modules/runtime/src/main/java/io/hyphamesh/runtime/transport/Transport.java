@@ -154,7 +154,7 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         long wait = admission.peek(System.nanoTime());
         if (wait > 0) {
             // the upgrade itself would be refused now (a storm): say when to come back, as its 503 does
-            res.header(HeaderNames.RETRY_AFTER, Long.toString(Math.max(1, (wait + 999) / 1000)));
+            // (Retry-After from retry_after_ms, as every error's: HttpSupport.error)
             throw Admission.refusal(wait);
         }
         Principal p = HttpSupport.principal(req, control);
