@@ -253,8 +253,13 @@ public final class HttpSupport {
         }
         // every error that says when to come back says it in HTTP's terms too (whole seconds, rounded
         // up): a header set by the route before it threw is gone by the time its exception gets here
-        e.retryAfterMillis().ifPresent(ms -> res.header(HeaderNames.RETRY_AFTER, Long.toString(Math.max(1, (ms + 999) / 1000))));
+        e.retryAfterMillis().ifPresent(ms -> res.header(HeaderNames.RETRY_AFTER, Long.toString(retryAfterSeconds(ms))));
         json(res, status, e.toJson().toString());
+    }
+
+    /** A {@code retry_after_ms} as {@code Retry-After}: whole seconds, rounded up, at least 1. */
+    public static long retryAfterSeconds(long millis) {
+        return Math.max(1, (millis + 999) / 1000);
     }
 
     /**

@@ -122,7 +122,7 @@ final class Admission {
 
     private static byte[] withHead(byte[] body, long retryAfterMillis) {
         String head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
-                + "Retry-After: " + Math.max(1, (retryAfterMillis + 999) / 1000) + "\r\nContent-Length: " + body.length
+                + "Retry-After: " + io.hyphamesh.runtime.http.HttpSupport.retryAfterSeconds(retryAfterMillis) + "\r\nContent-Length: " + body.length
                 + "\r\nConnection: close\r\n\r\n";
         byte[] h = head.getBytes(StandardCharsets.US_ASCII);
         byte[] out = new byte[h.length + body.length];

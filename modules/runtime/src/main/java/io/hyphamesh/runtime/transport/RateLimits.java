@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.ServerRequest;
 import io.hyphamesh.api.HyphaException;
@@ -296,9 +295,7 @@ public final class RateLimits {
                 }
             }
             if (e != null) {
-                long ms = e.retryAfterMillis().orElse(1000L);
-                res.header(HeaderNames.RETRY_AFTER, Long.toString(Math.max(1, (ms + 999) / 1000)));
-                HttpSupport.error(res, e);
+                HttpSupport.error(res, e); // with Retry-After from its retry_after_ms
                 return;
             }
             chain.proceed();
