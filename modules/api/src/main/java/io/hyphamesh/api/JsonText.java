@@ -4,14 +4,14 @@ import java.io.StringReader;
 import java.math.BigDecimal;
 import java.util.Set;
 
-import jakarta.json.JsonReaderFactory;
 import jakarta.json.spi.JsonProvider;
 import jakarta.json.JsonException;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
-import jakarta.json.JsonReader;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
+import jakarta.json.stream.JsonParser;
+import jakarta.json.stream.JsonParserFactory;
 import jakarta.json.stream.JsonParsingException;
 import java.util.Map;
 
@@ -27,7 +27,7 @@ public final class JsonText {
      * (a ServiceLoader scan of the class path) on every call, which dominated the cost of a frame.
      */
     private static final JsonProvider JSON = JsonProvider.provider();
-    private static final JsonReaderFactory READERS = JSON.createReaderFactory(Map.of());
+    private static final JsonParserFactory PARSERS = JSON.createParserFactory(Map.of());
 
     private JsonText() {
     }
@@ -37,13 +37,26 @@ public final class JsonText {
         return JSON;
     }
 
-    /** Parses any JSON value. Malformed text is {@code bad_request}. */
+    /**
+     * Parses one JSON value. Malformed text is {@code bad_request}, and so is anything but white
+     * space after the value ({@code {"a":1}garbage}, two values): a reader stops after the first
+     * value and would take the text for what it is not.
+     */
     public static JsonValue parse(String text) {
-        try (JsonReader r = READERS.createReader(new StringReader(text))) {
-            return r.readValue();
+        try (JsonParser p = PARSERS.createParser(new StringReader(text))) {
+            if (!p.hasNext()) {
+                throw HyphaException.badRequest("malformed JSON: no value");
+            }
+            p.next();
+            JsonValue v = p.getValue();
+            if (p.hasNext()) {
+                throw HyphaException.badRequest("malformed JSON: text after the value");
+            }
+            return v;
         } catch (JsonParsingException e) {
             throw HyphaException.badRequest("malformed JSON: " + e.getMessage());
-        } catch (JsonException | IllegalStateException | UnsupportedOperationException | ArithmeticException e) {
+        } catch (JsonException | IllegalStateException | UnsupportedOperationException | ArithmeticException
+                 | java.util.NoSuchElementException e) {
             throw HyphaException.badRequest("malformed JSON: " + e.getMessage());
         }
     }
@@ -120,10 +133,10 @@ public final class JsonText {
         return s.getString();
     }
 
-    /** An optional string field, or {@code dflt}. */
+    /** An optional string field, or {@code dflt} when it is absent; {@code null} is not a string either. */
     public static String string(JsonObject o, String field, String dflt) {
         JsonValue v = o.get(field);
-        if (v == null || v == JsonValue.NULL) {
+        if (v == null) {
             return dflt;
         }
         if (!(v instanceof JsonString s)) {

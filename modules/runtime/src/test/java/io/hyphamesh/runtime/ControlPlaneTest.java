@@ -44,6 +44,7 @@ class ControlPlaneTest {
     @ValueSource(strings = {"{\"name\":\"\"}", "{\"name\":\"a/b\"}", "{\"name\":\"..\"}", "{\"name\":\"a..b\"}",
             "{\"name\":\"a\\u0001b\"}", "{\"name\":\"has space\"}", "{\"name\":7}", "{\"nme\":\"x\"}",
             "{\"name\":\"x\",\"extra\":1}", "not json", "[1,2]", "{\"name\":\"x\"", "",
+            "{\"name\":\"trailing\"}garbage", "{\"name\":\"first\"} {\"name\":\"second\"}", "{\"name\":null}",
             "{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}"})
     void badWorkspaceRequestsAre400AndChangeNothing(String body) {
         String before = server.get("/v1/workspaces", TestServer.ROOT).body();
@@ -142,6 +143,28 @@ class ControlPlaneTest {
                 "{\"permission\":\"read\",\"ttl_seconds\":-5}").status());
         assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
                 "{\"permission\":\"read\",\"ttl_seconds\":\"soon\"}").status());
+        // a client id is a string when given: null is not "absent"
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"read\",\"client_id\":null}").status());
+        assertEquals(400, server.post("/v1/workspaces/" + ws + "/tokens", admin,
+                "{\"permission\":\"read\",\"client_id\":7}").status());
+    }
+
+    /** API.md: the token list is oldest first, by issued_at (whole seconds), then by id. */
+    @Test
+    void theTokenListIsInIssueOrderThenById() {
+        String ws = server.newWorkspace();
+        for (int i = 0; i < 5; i++) {
+            server.token(ws, "read", "c" + i);
+        }
+        jakarta.json.JsonArray tokens = server.get("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT).json().getJsonArray("tokens");
+        assertEquals(5, tokens.size(), tokens.toString());
+        for (int i = 1; i < tokens.size(); i++) {
+            jakarta.json.JsonObject a = tokens.getJsonObject(i - 1);
+            jakarta.json.JsonObject b = tokens.getJsonObject(i);
+            int byTime = java.time.Instant.parse(a.getString("issued_at")).compareTo(java.time.Instant.parse(b.getString("issued_at")));
+            assertTrue(byTime < 0 || byTime == 0 && a.getString("id").compareTo(b.getString("id")) < 0, tokens.toString());
+        }
     }
 
     @Test

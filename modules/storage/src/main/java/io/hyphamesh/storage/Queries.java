@@ -312,7 +312,7 @@ public final class Queries {
 
     public static List<TokenRow> tokens(Connection c, String workspace) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at")) {
+                "SELECT " + TOKEN_COLUMNS + " FROM tokens WHERE workspace = ? ORDER BY issued_at, id")) {
             ps.setString(1, workspace);
             List<TokenRow> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {

@@ -31,7 +31,7 @@ final class ArtifactJson {
                 .add("size", b.size())
                 .add("etag", b.etag());
         b.contentType().ifPresent(t -> o.add("content_type", t));
-        return o.add("last_modified", b.lastModified().toString());
+        return o.add("last_modified", HttpSupport.iso(b.lastModified()));
     }
 
     static JsonObjectBuilder uploadInfo(UploadInfo u) {
@@ -42,8 +42,8 @@ final class ArtifactJson {
                 .add("part_size", u.partSize())
                 .add("part_count", u.partCount())
                 .add("content_type", u.contentType())
-                .add("created_at", u.created().toString())
-                .add("expires_at", u.expiresAt().toString());
+                .add("created_at", HttpSupport.iso(u.created()))
+                .add("expires_at", HttpSupport.iso(u.expiresAt()));
     }
 
     static JsonObjectBuilder upload(Upload up) {
@@ -55,7 +55,7 @@ final class ArtifactJson {
                     .add("url", p.url().toString())
                     .add("offset", p.offset())
                     .add("length", p.length())
-                    .add("expires_at", p.expiresAt().toString()));
+                    .add("expires_at", HttpSupport.iso(p.expiresAt())));
         }
         return uploadInfo(up.info()).add("parts", parts);
     }

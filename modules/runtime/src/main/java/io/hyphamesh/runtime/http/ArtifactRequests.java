@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 
-import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.hyphamesh.api.HyphaException;
@@ -137,15 +136,13 @@ final class ArtifactRequests {
     }
 
     /**
-     * Answers {@code e}, thrown while the store read {@code body}: when the body broke, with
-     * {@code Connection: close}, so the web server neither drains the rest (its chunk reader would
-     * wait for bytes that never come) nor reads what is left as the next request.
+     * Answers {@code e}, thrown while the store read {@code body}: when the body broke, the
+     * connection is closed after the answer, so the web server neither drains the rest (its chunk
+     * reader would wait for bytes that never come) nor reads what is left as the next request.
      */
     static void refuse(ServerResponse res, ClientBody body, HyphaException e) {
         if (body.broken()) {
-            res.header(HeaderNames.CONNECTION, "close");
-            HttpSupport.error(res, e);
-            return;
+            throw HttpSupport.answerAndClose(res, e);
         }
         throw e;
     }

@@ -245,7 +245,7 @@ public final class ArtifactRoutes implements HttpService {
         HttpSupport.json(res, Status.OK_200, JsonText.json().createObjectBuilder()
                 .add("method", "GET")
                 .add("url", url.toString())
-                .add("expires_at", expires.toString())
+                .add("expires_at", HttpSupport.iso(expires))
                 .build().toString());
     }
 
@@ -254,7 +254,7 @@ public final class ArtifactRoutes implements HttpService {
     private void initiate(ServerRequest req, ServerResponse res) {
         String ws = authorize(req, Permission.READ_WRITE);
         ArtifactStore s = store();
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, UPLOAD_FIELDS, "upload request");
         String path = ArtifactPaths.normalize(JsonText.string(body, "path"));
         long size = JsonText.longValue(body, "size");
@@ -287,7 +287,7 @@ public final class ArtifactRoutes implements HttpService {
         ArtifactStore s = store();
         // every part is named in the body: allow ~128 bytes per part beyond the usual body limit
         long limit = Math.max(maxBody, 1024 + 128L * s.config().maxPartCount());
-        JsonObject body = HttpSupport.jsonBody(req, limit);
+        JsonObject body = HttpSupport.jsonBody(req, res, limit);
         JsonText.onlyFields(body, COMPLETE_FIELDS, "complete request");
         List<PartEtag> parts = ArtifactJson.parts(JsonText.value(body, "parts"));
         BlobInfo info = s.complete(ws, req.path().pathParameters().get("id"), parts);

@@ -154,7 +154,7 @@ final class ArtifactServing {
         res.header(HeaderNames.LAST_MODIFIED, HTTP_DATE.format(info.lastModified()));
         // an HTTP date has whole seconds; the JSON answers (put, list) carry milliseconds, and a
         // client's HEAD must be able to give the same instant as its put
-        res.header(LAST_MODIFIED_EXACT, info.lastModified().toString());
+        res.header(LAST_MODIFIED_EXACT, HttpSupport.iso(info.lastModified()));
     }
 
     /** HEAD answers carry no body: the status (and the code in a header) only. */

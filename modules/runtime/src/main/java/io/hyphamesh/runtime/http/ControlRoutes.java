@@ -117,7 +117,7 @@ public final class ControlRoutes implements HttpService {
             // permission before the body: a token that may not create never reaches the parser
             throw HyphaException.forbidden("only the root token creates workspaces");
         }
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, CREATE_FIELDS, "workspace");
         WorkspaceRow row = control.create(p, JsonText.string(body, "name"));
         audit(req, p, null, "workspace.create", row.name(), null);
@@ -129,7 +129,7 @@ public final class ControlRoutes implements HttpService {
         if (!p.root()) {
             throw HyphaException.forbidden("only the root token takes backups");
         }
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, Set.of("path"), "backup");
         String path = JsonText.string(body, "path");
         java.nio.file.Path target;
@@ -177,7 +177,7 @@ public final class ControlRoutes implements HttpService {
         Principal p = HttpSupport.principal(req, control);
         String ws = ws(req);
         p.require(ws, Permission.ADMIN);
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, MINT_FIELDS, "token request");
         Permission perm = Permission.ofWire(JsonText.string(body, "permission"))
                 .orElseThrow(() -> HyphaException.badRequest("permission must be read, read_write or admin"));
@@ -188,14 +188,14 @@ public final class ControlRoutes implements HttpService {
         TokenService.Minted m = control.mint(p, ws, perm, ttl, client);
         // the token's id, never its text
         audit(req, p, ws, "token.mint", m.id(), JsonOut.object(160).str("permission", perm.wire())
-                .str("client_id", client).str("expires_at", m.expiresAt().toString()).end());
+                .str("client_id", client).str("expires_at", HttpSupport.iso(m.expiresAt())).end());
         String json = JsonText.json().createObjectBuilder()
                 .add("token", m.token())
                 .add("id", m.id())
                 .add("workspace", ws)
                 .add("permission", perm.wire())
                 .add("client_id", client)
-                .add("expires_at", m.expiresAt().toString())
+                .add("expires_at", HttpSupport.iso(m.expiresAt()))
                 .build().toString();
         HttpSupport.json(res, Status.CREATED_201, json);
     }
@@ -316,7 +316,7 @@ public final class ControlRoutes implements HttpService {
         control.requireExists(ws);
         ObjectId id = objectOf(req, ws);
         String point = id.kind() == ObjectKind.LOG ? "seq" : "version";
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, Set.of(point, "at"), "restore");
         Op op = id.kind() == ObjectKind.LOG ? Op.LOG_RESTORE : Op.DOC_RESTORE;
         String frame = ObjectCalls.frame(id, op, body);
@@ -337,7 +337,7 @@ public final class ControlRoutes implements HttpService {
         control.requireExists(ws);
         ObjectId id = objectOf(req, ws);
         String point = id.kind() == ObjectKind.LOG ? "seq" : "version";
-        JsonObject body = HttpSupport.jsonBody(req, maxBody);
+        JsonObject body = HttpSupport.jsonBody(req, res, maxBody);
         JsonText.onlyFields(body, Set.of("from", point, "at"), "fork");
         Op op = id.kind() == ObjectKind.LOG ? Op.LOG_FORK : Op.DOC_FORK;
         String frame = ObjectCalls.frame(id, op, body);

@@ -19,6 +19,7 @@ import io.helidon.http.HeaderNames;
 import io.helidon.http.HeaderValues;
 import io.helidon.http.HttpException;
 import io.helidon.http.Status;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.Filter;
 import io.helidon.webserver.http.ServerRequest;
@@ -72,9 +73,17 @@ public final class HttpSupport {
     /**
      * Reads a JSON object body of at most {@code maxBytes}, nested at most {@link #MAX_BODY_DEPTH}
      * deep. Depth is checked on the text before any parser sees it, so a hostile body costs one scan.
+     * A body that could not be read whole (over the limit, cut short, broken chunks) is answered on
+     * {@code res} and the connection closed: what is left of it must not be read as a next request.
      */
-    public static JsonObject jsonBody(ServerRequest req, long maxBytes) {
-        String text = textBody(req, maxBytes);
+    public static JsonObject jsonBody(ServerRequest req, ServerResponse res, long maxBytes) {
+        String text;
+        try {
+            text = textBody(req, maxBytes);
+        } catch (ClosingError e) {
+            // from the handler itself: the web server passes a close requested here on to the connection
+            throw answerAndClose(res, e);
+        }
         if (text.isBlank()) {
             throw HyphaException.badRequest("request body must be a JSON object");
         }
@@ -158,27 +167,43 @@ public final class HttpSupport {
     }
 
     /**
+     * Answers {@code e} with {@code Connection: close} and then makes the web server close the
+     * connection. The header alone does not: Helidon 4.2 reads on after an answer that says close,
+     * and when the body was not read whole (an oversize or broken one, a length it cannot trust) the
+     * bytes left over would be parsed as the next request. Throws; never returns.
+     */
+    static CloseConnectionException answerAndClose(ServerResponse res, HyphaException e) {
+        res.header(HeaderValues.CONNECTION_CLOSE);
+        error(res, e);
+        throw new CloseConnectionException("closed after refusing the request's framing: " + e.getMessage());
+    }
+
+    /**
      * Refuses, before any handler runs, framing a client must not send: a {@code Content-Length}
-     * that is not one non-negative decimal number, or one beside {@code Transfer-Encoding}. The
-     * connection is closed after the answer (its next request could not be found).
+     * that is not one non-negative decimal number, one beside {@code Transfer-Encoding}, or a
+     * {@code Transfer-Encoding} other than {@code chunked} alone (the web server decodes no other,
+     * and would read such a body as the next request). The connection is closed after the answer
+     * (its next request could not be found).
      */
     public static Filter framingFilter() {
         return (chain, req, res) -> {
             List<String> lengths = req.headers().contains(HeaderNames.CONTENT_LENGTH)
                     ? req.headers().get(HeaderNames.CONTENT_LENGTH).allValues() : List.of();
+            List<String> codings = req.headers().contains(HeaderNames.TRANSFER_ENCODING)
+                    ? req.headers().get(HeaderNames.TRANSFER_ENCODING).allValues() : List.of();
             String refusal = null;
             if (lengths.size() > 1) {
                 refusal = "more than one Content-Length";
             } else if (lengths.size() == 1 && !lengths.get(0).trim().matches("[0-9]{1,18}")) {
                 refusal = "Content-Length must be a non-negative decimal number";
-            } else if (lengths.size() == 1 && req.headers().contains(HeaderNames.TRANSFER_ENCODING)) {
+            } else if (lengths.size() == 1 && !codings.isEmpty()) {
                 refusal = "Content-Length and Transfer-Encoding together";
+            } else if (!codings.isEmpty() && (codings.size() > 1 || !codings.get(0).trim().equalsIgnoreCase("chunked"))) {
+                refusal = "Transfer-Encoding must be chunked alone";
             }
             if (refusal != null) {
                 LOG.fine("refused request framing: " + refusal);
-                res.header(HeaderValues.CONNECTION_CLOSE);
-                error(res, HyphaException.badRequest(refusal));
-                return;
+                throw answerAndClose(res, HyphaException.badRequest(refusal));
             }
             chain.proceed();
         };
@@ -269,6 +294,9 @@ public final class HttpSupport {
      */
     public static void handleThrowable(ServerResponse res, Throwable t) {
         if (t instanceof ClosingError ce) {
+            // a body reader's refusal that reached here without closing (jsonBody closes it): a
+            // handler's exceptions are answered inside the web server's routing, where a close
+            // requested from an error handler becomes a 500
             res.header(HeaderValues.CONNECTION_CLOSE);
             error(res, ce);
         } else if (t instanceof HyphaException he) {
@@ -295,6 +323,14 @@ public final class HttpSupport {
     public static String iso(long epochMillis) {
         // always with milliseconds (Instant.toString drops them when they are 0: one shape for clients)
         return ISO_MILLIS.format(Instant.ofEpochMilli(epochMillis));
+    }
+
+    /**
+     * ISO-8601 text of an instant, in milliseconds as every time of the API is (API.md): neither
+     * {@code ...:07Z} nor {@code ...:07.855425383Z}, which {@code Instant.toString} gives.
+     */
+    public static String iso(Instant t) {
+        return ISO_MILLIS.format(t);
     }
 
     private static final DateTimeFormatter ISO_MILLIS =

@@ -48,8 +48,10 @@ final class ObjectCalls {
             if (e.getKey().equals("at") && e.getValue() instanceof JsonString s) {
                 try {
                     o.num("at", Instant.parse(s.getString()).toEpochMilli());
-                } catch (DateTimeParseException ex) {
-                    throw HyphaException.badRequest("'at' is not an ISO-8601 instant: '" + Names.printable(s.getString()) + "'");
+                } catch (DateTimeParseException | ArithmeticException ex) {
+                    // ArithmeticException: a year far outside what epoch milliseconds can count
+                    throw HyphaException.badRequest("'at' is not an ISO-8601 instant within epoch milliseconds' range: '"
+                            + Names.printable(s.getString()) + "'");
                 }
             } else if (e.getKey().equals("at") && !(e.getValue() instanceof JsonNumber)) {
                 throw HyphaException.badRequest("'at' must be epoch milliseconds or an ISO-8601 instant string");

@@ -117,6 +117,42 @@ class HttpHardeningTest {
         assertHealthy();
     }
 
+    /**
+     * The bytes after a request refused for its framing are never read as a next request: a proxy
+     * in front of the server and the server would otherwise disagree on where requests begin, and
+     * a request hidden in a refused one's body would run (it did, with the header alone).
+     */
+    @Test
+    void aRefusedRequestsLeftoverBytesAreNeverRunAsTheNextRequest() {
+        List<String[]> refused = List.of(
+                new String[] {"400", "Content-Length: 0\r\nContent-Length: 120\r\n\r\n"},
+                new String[] {"400", "Content-Length: -1\r\n\r\n"},
+                new String[] {"400", "Transfer-Encoding: gzip, chunked\r\n\r\n"},
+                new String[] {"400", "Transfer-Encoding: gzip\r\n\r\n"},
+                new String[] {"400", "Transfer-Encoding: chunked\r\n\r\nzz\r\n"},
+                new String[] {"413", "Content-Type: application/json\r\nContent-Length: 70000\r\n\r\n{\"name\":\""
+                        + "x".repeat(69_990) + "\"}"});
+        try (LogCapture log = new LogCapture()) {
+            for (int i = 0; i < refused.size(); i++) {
+                String smuggled = "{\"name\":\"smuggled-" + i + "\"}";
+                byte[] next = RawHttp.concat(RawHttp.request("POST", "/v1/workspaces", TestServer.ROOT,
+                        "Content-Type: application/json", "Content-Length: " + smuggled.length()),
+                        smuggled.getBytes(StandardCharsets.US_ASCII));
+                byte[] first = ("POST /v1/workspaces HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TestServer.ROOT
+                        + "\r\n" + refused.get(i)[1]).getBytes(StandardCharsets.US_ASCII);
+                RawHttp.Transcript t = RawHttp.converse(server.port(), RawHttp.concat(first, next), 5_000);
+                String what = refused.get(i)[1].lines().findFirst().orElseThrow();
+                assertTrue(t.text().startsWith("HTTP/1.1 " + refused.get(i)[0] + " "), what + ": " + t);
+                assertEquals(1, t.responses(), what + ": more than one answer: " + t);
+                assertTrue(t.closed(), what + ": the connection stayed open: " + t);
+                assertEquals(404, server.get("/v1/workspaces/smuggled-" + i, TestServer.ROOT).status(),
+                        what + ": the request after it ran");
+            }
+            assertEquals(List.of(), log.warnings(), "refused requests were logged");
+        }
+        assertHealthy();
+    }
+
     @Test
     void theRootClientIdCannotBeMinted() {
         RawHttp.Answer a = post("/v1/workspaces/" + ws + "/tokens", TestServer.ROOT,

@@ -64,6 +64,51 @@ public final class RawHttp {
         }
     }
 
+    /** Everything the server sent back, and whether it closed the connection (false: {@code millis} passed first). */
+    public record Transcript(String text, boolean closed) {
+        /** How many responses it holds (status lines). */
+        public int responses() {
+            int n = text.startsWith("HTTP/1.1 ") ? 1 : 0;
+            for (int at = text.indexOf("\r\nHTTP/1.1 "); at >= 0; at = text.indexOf("\r\nHTTP/1.1 ", at + 1)) {
+                n++;
+            }
+            return n;
+        }
+    }
+
+    /**
+     * Sends {@code bytes} in one write and reads until the server closes the connection or
+     * {@code millis} pass; a reset after the server's answer counts as closed.
+     */
+    public static Transcript converse(int port, byte[] bytes, long millis) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        boolean closed = false;
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout((int) millis);
+            s.getOutputStream().write(bytes);
+            s.getOutputStream().flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[8192];
+            long end = System.nanoTime() + millis * 1_000_000L;
+            try {
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    b.write(buf, 0, n);
+                    if (System.nanoTime() > end) {
+                        break;
+                    }
+                }
+                closed = true;
+            } catch (SocketTimeoutException e) {
+                // still open after millis
+            } catch (java.net.SocketException e) {
+                closed = true; // reset by the server
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new Transcript(b.toString(StandardCharsets.ISO_8859_1), closed);
+    }
+
     private static Answer read(InputStream in) throws IOException {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         try {

@@ -192,6 +192,11 @@ class RestoreRoutesTest {
             refused(server.post(dr, rw, "{\"seq\":1}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"at\":\"yesterday\"}"), 400, "bad_request");
             refused(server.post(dr, rw, "{\"at\":true}"), 400, "bad_request");
+            // instants epoch milliseconds cannot count (they once overflowed into a 500)
+            refused(server.post(dr, rw, "{\"at\":\"+1000000000-01-01T00:00:00Z\"}"), 400, "bad_request");
+            refused(server.post(dr, rw, "{\"at\":\"-1000000000-01-01T00:00:00Z\"}"), 400, "bad_request");
+            refused(server.post(path(ws, "doc", "copy", "fork"), rw, "{\"from\":\"d\",\"at\":\"+1000000000-01-01T00:00:00Z\"}"),
+                    400, "bad_request");
             refused(server.post(dr, rw, "{\"at\":" + (System.currentTimeMillis() + 60_000) + "}"), 400, "bad_request");
             refused(server.post(dr, rw, "[1]"), 400, "bad_request");
             refused(server.post(path(ws, "log", "l", "restore"), rw, "{\"seq\":2}"), 400, "bad_request");
