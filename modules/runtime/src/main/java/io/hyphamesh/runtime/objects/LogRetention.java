@@ -20,6 +20,8 @@ import jakarta.json.JsonValue;
  */
 record LogRetention(long maxEntries, long maxAgeMillis) {
     static final LogRetention NONE = new LogRetention(0, 0);
+    /** The longest age limit: what epoch milliseconds can count (about 292 million years). */
+    static final long MAX_AGE_SECONDS = Long.MAX_VALUE / 1000;
 
     /** A range of entries, for the age sweep. */
     @FunctionalInterface
@@ -46,6 +48,10 @@ record LogRetention(long maxEntries, long maxAgeMillis) {
         if (maxEntries < 0 || maxAge < 0) {
             throw HyphaException.badRequest("retention limits must be >= 0 (0 = none)");
         }
+        if (maxAge > MAX_AGE_SECONDS) {
+            // its milliseconds would overflow into a negative or tiny age, which deleted everything
+            throw HyphaException.badRequest("max_age_seconds must be at most " + MAX_AGE_SECONDS);
+        }
         return new LogRetention(maxEntries, maxAge * 1000);
     }
 
@@ -57,7 +63,9 @@ record LogRetention(long maxEntries, long maxAgeMillis) {
         JsonObject o = JsonText.parseObject(new String(state, StandardCharsets.UTF_8));
         long maxEntries = o.get("max_entries") instanceof JsonNumber n ? n.longValue() : 0;
         long maxAge = o.get("max_age_seconds") instanceof JsonNumber n ? n.longValue() : 0;
-        return new LogRetention(maxEntries, maxAge * 1000);
+        // a state outside the range could only be written before ofRequest checked it (its age had
+        // overflowed): no age limit rather than one that deletes what should be kept
+        return new LogRetention(Math.max(0, maxEntries), maxAge < 0 || maxAge > MAX_AGE_SECONDS ? 0 : maxAge * 1000);
     }
 
     /** The first sequence to keep under the count limit, given the Log's bounds; {@code first} when within it. */
