@@ -428,6 +428,12 @@ class LogDocTest {
                     () -> c.doc("typed").incr("/s", 1, T)).code());
             assertEquals("{\"s\":\"text\"}", c.doc("typed").get(T).value().toString());
             assertEquals(0, c.doc("big").get(T).version(), "refused writes made no version");
+            // a result is bounded as the inputs are (1e300 + 1e-300 needs 601 digits): refused, nothing stored
+            c.doc("wide").incr("/n", new BigDecimal("1e-300"), T);
+            assertEquals(ErrorCode.BAD_REQUEST, assertThrows(HyphaException.class,
+                    () -> c.doc("wide").incr("/n", new BigDecimal("1e300"), T)).code());
+            assertEquals(1, c.doc("wide").get(T).version(), "the refused incr made no version");
+            assertEquals("3E-300", c.doc("wide").incr("/n", new BigDecimal("2e-300"), T).value().toString(), "incr still works on it");
         }
     }
 

@@ -92,6 +92,19 @@ class ScheduleTest {
         }
     }
 
+    /** An instant at or before the epoch has passed like any other (it once failed with internal, or never fired). */
+    @Test
+    void anAtAtOrBeforeTheEpochFiresAtOnce() {
+        String ws = server.newWorkspace();
+        try (HyphaClient c = server.client(ws, "read_write", "sched")) {
+            c.schedules().at("epoch", Instant.EPOCH, append("old", "epoch"), T);
+            c.schedules().at("before", Instant.ofEpochMilli(-1), append("old", "before"), T);
+            Awaitility.await("both appends").atMost(Duration.ofSeconds(10)).until(() -> entries(c, "old").size() == 2);
+            Awaitility.await("both fired schedules gone").atMost(Duration.ofSeconds(10))
+                    .until(() -> c.schedules().list(T).isEmpty());
+        }
+    }
+
     @Test
     void anEveryScheduleFiresOnItsGridAndCancelStopsIt() {
         String ws = server.newWorkspace();
@@ -179,6 +192,18 @@ class ScheduleTest {
             e = assertThrows(HyphaException.class, () -> c.schedules().every("pseq", Duration.ofSeconds(1),
                     Json.createObjectBuilder(ok).add("producer", "p").add("pseq", 1).build(), T));
             assertEquals(ErrorCode.BAD_REQUEST, e.code());
+            // actions that could only ever fail when they run are refused at creation
+            for (JsonObject bad : List.of(
+                    Json.createObjectBuilder().add("to", "log:l").add("op", "append").build(),
+                    Json.createObjectBuilder().add("to", "doc:d").add("op", "put").build(),
+                    Json.createObjectBuilder().add("to", "doc:d").add("op", "incr").add("path", "no-slash").add("delta", 1).build(),
+                    Json.createObjectBuilder().add("to", "doc:d").add("op", "incr").add("path", "/n").build(),
+                    Json.createObjectBuilder().add("to", "doc:d").add("op", "touch").add("ttl_ms", -5).build(),
+                    Json.createObjectBuilder().add("to", "doc:d").add("op", "put").add("value", 1).add("ttl_ms", 0).build(),
+                    Json.createObjectBuilder().add("op", "call").add("service", "jobs").build())) {
+                e = assertThrows(HyphaException.class, () -> c.schedules().every("bad", Duration.ofSeconds(1), bad, T), bad.toString());
+                assertEquals(ErrorCode.BAD_REQUEST, e.code(), bad.toString());
+            }
             e = assertThrows(HyphaException.class, () -> reader.schedules().every("r", Duration.ofSeconds(1), ok, T));
             assertEquals(ErrorCode.FORBIDDEN, e.code(), "a read token cannot schedule");
             assertTrue(c.schedules().list(T).isEmpty(), "nothing was created");

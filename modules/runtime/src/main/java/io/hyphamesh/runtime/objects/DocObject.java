@@ -283,7 +283,9 @@ public final class DocObject extends LiveObject {
         } else {
             throw HyphaException.badRequest("value at '" + Names.printable(path) + "' is not a number");
         }
-        BigDecimal sum = old.add(delta);
+        // the result is bounded as the inputs are: else it is stored, and no later incr (nor a put of
+        // the value get returned) is accepted on it
+        BigDecimal sum = bounded(old.add(delta), "the result");
         if (floor.isPresent() && sum.compareTo(floor.get()) < 0) {
             JsonValue shown = current == null ? JsonText.json().createValue(BigDecimal.ZERO) : current;
             throw HyphaException.floor("would go below " + floor.get().toPlainString() + " (value "
@@ -612,7 +614,7 @@ public final class DocObject extends LiveObject {
     private static final int MAX_DIGITS = 300;
 
     /** Refuses numbers whose arithmetic would be unbounded (1e1000000 has a tiny text and a huge value). */
-    private static BigDecimal bounded(BigDecimal d, String what) {
+    static BigDecimal bounded(BigDecimal d, String what) {
         if (d.precision() > MAX_DIGITS || Math.abs((long) d.scale()) > MAX_DIGITS) {
             throw HyphaException.badRequest(what + " must have at most " + MAX_DIGITS
                     + " digits and an exponent within +-" + MAX_DIGITS);

@@ -89,7 +89,9 @@ record ScheduleDef(String name, long atMillis, long everyMs, long anchor, Cron c
         long every = 0;
         Cron cron = null;
         if (!f.isNull("at")) {
-            at = instant(f.value("at"));
+            // an instant at or before the epoch has passed like any other: it fires at once. 0 is
+            // how a definition says "not an at schedule", so such instants are kept as 1 ms after it
+            at = Math.max(1, instant(f.value("at")));
         } else if (!f.isNull("every_ms")) {
             every = f.longValue("every_ms");
             if (every < MIN_EVERY_MS || every > DocTtl.MAX_TTL_MS) {
@@ -117,8 +119,9 @@ record ScheduleDef(String name, long atMillis, long everyMs, long anchor, Cron c
         if (v instanceof JsonString s) {
             try {
                 return Instant.parse(s.getString()).toEpochMilli();
-            } catch (DateTimeParseException e) {
-                throw HyphaException.badRequest("'at' is not an ISO-8601 instant: '" + Names.printable(s.getString()) + "'");
+            } catch (DateTimeParseException | ArithmeticException e) {
+                throw HyphaException.badRequest("'at' is not an ISO-8601 instant within epoch milliseconds' range: '"
+                        + Names.printable(s.getString()) + "'");
             }
         }
         throw HyphaException.badRequest("'at' must be epoch milliseconds or an ISO-8601 instant string");
@@ -155,7 +158,49 @@ record ScheduleDef(String name, long atMillis, long everyMs, long anchor, Cron c
         }
         op.checkFields(a);
         op.checkPermission(tier);
+        checkActionValues(op, a);
         return a;
+    }
+
+    /**
+     * The checks the action's object makes of its fields before it runs it, made at creation: an
+     * action that could only ever fail with {@code bad_request} is refused instead of being stored
+     * to fail at every occurrence. What depends on the object's state (a value that is not a
+     * number, a floor, the sizes of the object) is still found when it runs.
+     */
+    private static void checkActionValues(Op op, Frame a) {
+        switch (op) {
+            case APPEND -> required(a, "body");
+            case PUT -> {
+                required(a, "value");
+                DocTtl.deadline(a, 0);
+            }
+            case PATCH -> {
+                JsonPointers.parse(a.string("path"));
+                required(a, "value");
+                DocTtl.deadline(a, 0);
+            }
+            case INCR -> {
+                JsonPointers.parse(a.string("path"));
+                DocObject.bounded(a.decimal("delta"), "delta");
+                if (!a.isNull("floor")) {
+                    DocObject.bounded(a.decimal("floor"), "floor");
+                }
+                DocTtl.deadline(a, 0);
+            }
+            case TOUCH -> DocTtl.touchDeadline(a, 0);
+            case CALL -> {
+                Names.check("service", a.string("service"));
+                Names.check("method", a.string("method"));
+            }
+            default -> throw new IllegalStateException("not a schedule action: " + op);
+        }
+    }
+
+    private static void required(Frame a, String field) {
+        if (a.raw(field) == null) {
+            throw HyphaException.badRequest("missing field '" + field + "' in the action");
+        }
     }
 
     /** The first occurrence strictly after {@code t}; empty when there is none (an {@code at} past). */
