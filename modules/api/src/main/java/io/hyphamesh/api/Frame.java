@@ -70,7 +70,7 @@ public final class Frame {
                 int start = s.ws(p);
                 if (start < text.length() && text.charAt(start) == '{') {
                     Builder b = new Builder();
-                    p = s.object(start, 1, b);
+                    p = s.object(start, 2, b); // inside the message's array: one level down
                     out.add(b.build(text, s));
                 } else {
                     p = s.value(start, 1);

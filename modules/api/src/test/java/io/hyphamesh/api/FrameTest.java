@@ -52,6 +52,18 @@ class FrameTest {
                 () -> Frame.parse("{\"s\":\"\\u\u0660\u0660\uff14\uff11\"}")).code(), "escapes take ASCII hex digits only");
     }
 
+    /** The depth limit is the message's: a frame inside the message's array is one level down. */
+    @Test
+    void aMessageNestsAtMostMaxDepthLevelsArrayIncluded() {
+        // a frame whose body nests so that the frame reaches exactly MAX_DEPTH levels
+        String deepest = "{\"id\":1,\"b\":" + "[".repeat(Frame.MAX_DEPTH - 1) + "]".repeat(Frame.MAX_DEPTH - 1) + "}";
+        assertEquals(1, Frame.parseMessage(deepest).size(), "a frame alone: MAX_DEPTH levels");
+        HyphaException e = assertThrows(HyphaException.class, () -> Frame.parseMessage("[" + deepest + "]"));
+        assertEquals(ErrorCode.BAD_REQUEST, e.code(), "in an array the message has one level more");
+        String fits = "{\"id\":1,\"b\":" + "[".repeat(Frame.MAX_DEPTH - 2) + "]".repeat(Frame.MAX_DEPTH - 2) + "}";
+        assertEquals(1, Frame.parseMessage("[" + fits + "]").size());
+    }
+
     @Test
     void messagesAreOneObjectOrAnArray() {
         List<Frame> fs = Frame.parseMessage(" [ {\"id\":1}, 5, {\"id\":2} ] ");

@@ -98,6 +98,10 @@ final class RawSocket implements AutoCloseable {
         ws.sendText(text, true).get(10, TimeUnit.SECONDS);
     }
 
+    void sendBinary(byte[] bytes) throws Exception {
+        ws.sendBinary(java.nio.ByteBuffer.wrap(bytes), true).get(10, TimeUnit.SECONDS);
+    }
+
     /**
      * The next frame containing {@code needle}, waiting at most 10 s; frames before it are dropped.
      * A message that is a JSON array of frames (answers and events sent together) is taken apart, so

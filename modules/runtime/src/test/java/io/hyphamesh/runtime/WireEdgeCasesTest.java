@@ -92,6 +92,37 @@ class WireEdgeCasesTest {
         }
     }
 
+    /** A request that also carries {@code re-call} was taken for a call's answer and never answered. */
+    @Test
+    void aRequestCarryingReCallIsAnsweredWithBadRequest() throws Exception {
+        String ws = server.newWorkspace();
+        try (RawSocket s = RawSocket.open(server, ws, server.token(ws, "read_write", "u"), true)) {
+            s.await("\"hello\"");
+            s.send("{\"id\":1,\"op\":\"ping\",\"re-call\":1}");
+            assertTrue(s.await("\"re\":1").contains("bad_request"));
+            s.send("{\"id\":2,\"to\":\"log:u\",\"op\":\"append\",\"body\":1,\"re-call\":5}");
+            assertTrue(s.await("\"re\":2").contains("bad_request"));
+            s.send("{\"id\":3,\"to\":\"log:u\",\"op\":\"info\"}");
+            assertTrue(s.await("\"re\":3").contains("\"entries\":0"), "nothing was stored");
+        }
+    }
+
+    /** {@code before - 1} overflowed at {@code Long.MIN_VALUE} and read the newest page. */
+    @Test
+    void readingBeforeTheSmallestSequenceReadsNothing() {
+        String ws = server.newWorkspace();
+        try (io.hyphamesh.client.HyphaClient c = server.client(ws, "read_write", "u")) {
+            for (int i = 0; i < 3; i++) {
+                c.log("l").append(jakarta.json.Json.createValue(i), T);
+            }
+            for (long before : new long[] {Long.MIN_VALUE, Long.MIN_VALUE + 1, -1, 0, 1}) {
+                assertTrue(c.log("l").readBackward(before, 10, T).entries().isEmpty(), "before " + before);
+            }
+            assertTrue(c.log("l").read(Long.MAX_VALUE, 10, T).entries().isEmpty(), "from the largest sequence");
+            assertTrue(c.log("l").readBackward(Long.MAX_VALUE, 10, T).entries().size() == 3, "the newest page");
+        }
+    }
+
     @Test
     void escapesWithNonAsciiDigitsAreNotJson() throws Exception {
         String ws = server.newWorkspace();

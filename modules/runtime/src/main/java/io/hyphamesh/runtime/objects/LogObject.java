@@ -489,12 +489,19 @@ public final class LogObject extends LiveObject {
         long last = lastSeq;
         long first = firstSeq == 0 ? 1 : firstSeq;
         if (backward) {
-            long hi = Math.min(f.longValue("before") - 1, last);
-            out = range(Math.max(first, hi - limit + 1), hi, limit);
-            Collections.reverse(out);
+            // nothing is before the first entry; checked before any arithmetic, which would overflow
+            // at the ends of the long range (before = Long.MIN_VALUE read the newest page)
+            long before = f.longValue("before");
+            if (before <= first) {
+                out = new ArrayList<>();
+            } else {
+                long hi = Math.min(before - 1, last);
+                out = range(Math.max(first, hi - limit + 1), hi, limit);
+                Collections.reverse(out);
+            }
         } else {
             long from = Math.max(f.longValue("from", first), first);
-            out = range(from, Math.min(last, from + limit - 1), limit);
+            out = from > last ? new ArrayList<>() : range(from, Math.min(last, from + limit - 1), limit);
         }
         // written as UTF-8 bytes: entries read from storage copy their stored bytes, never decoded
         JsonBytes o = JsonBytes.withRoomInFront(pageBytes(out)).ascii("{\"entries\":[");

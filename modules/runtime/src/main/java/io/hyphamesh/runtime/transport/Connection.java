@@ -448,6 +448,11 @@ final class Connection implements Session {
     }
 
     void onPong() {
+        heard();
+    }
+
+    /** The client was heard from (any message, ping or pong): its idle clock starts again. */
+    void heard() {
         lastReceivedNanos = System.nanoTime();
         writtenSinceHeard = 0;
     }
@@ -465,6 +470,16 @@ final class Connection implements Session {
 
     private void onFrame(Frame frame, long start, HyphaException overBytes) {
         if (frame.has("re-call")) {
+            if (frame.has("id") || frame.has("op")) {
+                // both shapes at once: a request taken for a call's answer would never be answered
+                HyphaException e = HyphaException.badRequest("a frame is a request (id, op) or a call's answer (re-call), not both");
+                if (frame.value("id", null) instanceof jakarta.json.JsonNumber n && n.isIntegral()) {
+                    sendError(n.longValue(), e);
+                } else {
+                    sendError(e);
+                }
+                return;
+            }
             onCallAnswer(frame);
             return;
         }

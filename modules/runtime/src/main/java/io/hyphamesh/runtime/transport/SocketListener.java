@@ -96,6 +96,8 @@ final class SocketListener implements WsListener {
     @Override
     public void onMessage(WsSession session, BufferData buffer, boolean last) {
         if (connection != null && connection.isOpen() && last) {
+            // refused, but heard: any message resets the idle clock (PROTOCOL.md, Heartbeats)
+            connection.heard();
             connection.sendError(HyphaException.badRequest("binary messages are not supported; send JSON text"));
         }
     }
@@ -103,6 +105,7 @@ final class SocketListener implements WsListener {
     /** A text message over {@code ws.max-frame-bytes}: skipped unread, answered, the socket stays open. */
     void onTooLarge(long bytes, long id) {
         if (connection != null && connection.isOpen()) {
+            connection.heard();
             HyphaException e = HyphaException.tooLarge("message is larger than " + transport.maxFrameBytes() + " bytes");
             if (id >= 0) {
                 connection.sendError(id, e);
