@@ -123,6 +123,30 @@ class WireEdgeCasesTest {
         }
     }
 
+    /** A credit sent with a {@code to} answered {} for any sub on a Doc or the workspace, granting nothing. */
+    @Test
+    void creditAndUnsubscribeWithATargetNeedThatSocketsSubscriptionOnIt() throws Exception {
+        String ws = server.newWorkspace();
+        try (RawSocket s = RawSocket.open(server, ws, server.token(ws, "read_write", "u"), true)) {
+            s.await("\"hello\"");
+            s.send("{\"id\":1,\"to\":\"log:l\",\"op\":\"subscribe\",\"credit\":1}");
+            String ok = s.await("\"re\":1");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"sub\":(\\d+)").matcher(ok);
+            assertTrue(m.find(), ok);
+            long sub = Long.parseLong(m.group(1));
+            s.send("{\"id\":2,\"to\":\"doc:d\",\"op\":\"credit\",\"sub\":" + sub + ",\"n\":5}");
+            assertTrue(s.await("\"re\":2").contains("not_found"), "the Log's sub sent to a Doc");
+            s.send("{\"id\":3,\"to\":\"ws\",\"op\":\"credit\",\"sub\":987654,\"n\":5}");
+            assertTrue(s.await("\"re\":3").contains("not_found"), "no such sub, to the workspace");
+            s.send("{\"id\":4,\"to\":\"doc:d\",\"op\":\"unsubscribe\",\"sub\":" + sub + "}");
+            assertTrue(s.await("\"re\":4").contains("not_found"), "unsubscribing the Log's sub from a Doc");
+            s.send("{\"id\":5,\"op\":\"credit\",\"sub\":" + sub + ",\"n\":-1}");
+            assertTrue(s.await("\"re\":5").contains("bad_request"), "a negative credit");
+            s.send("{\"id\":6,\"to\":\"log:l\",\"op\":\"credit\",\"sub\":" + sub + ",\"n\":5}");
+            assertTrue(s.await("\"re\":6").contains("\"credit\":6"), "the Log's own sub, with its to");
+        }
+    }
+
     @Test
     void escapesWithNonAsciiDigitsAreNotJson() throws Exception {
         String ws = server.newWorkspace();

@@ -532,7 +532,19 @@ final class Connection implements Session {
                 return;
             }
             ObjectId target = ObjectId.parseTarget(workspace, to);
-            Request r = Request.of(this, reqId, target, Op.of(target.kind(), name), frame, start, transport::answered);
+            Op op = Op.of(target.kind(), name);
+            if (op.wire().equals("credit") || op.wire().equals("unsubscribe")) {
+                // with a `to` the effect is the socket op's (PROTOCOL.md): the subscription must be
+                // this socket's, on that object; a Doc or the workspace would answer {} for any number
+                long sub = frame.longValue("sub");
+                if (!target.equals(subscriptions.get(sub))) {
+                    throw HyphaException.notFound("no subscription " + sub + " on " + to + " on this socket");
+                }
+                if (op.wire().equals("credit") && frame.longValue("n", 0) < 0) {
+                    throw HyphaException.badRequest("n must be >= 0");
+                }
+            }
+            Request r = Request.of(this, reqId, target, op, frame, start, transport::answered);
             touched.add(target);
             transport.dispatch(r);
         } catch (HyphaException e) {
@@ -560,6 +572,9 @@ final class Connection implements Session {
                 ObjectId target = subscriptions.get(sub);
                 if (target == null) {
                     throw HyphaException.notFound("no subscription " + sub + " on this socket");
+                }
+                if (op == Op.SOCKET_CREDIT && frame.longValue("n", 0) < 0) {
+                    throw HyphaException.badRequest("n must be >= 0");
                 }
                 transport.dispatch(Request.of(this, reqId, target, op.on(target.kind()), frame, start,
                         transport::answered));

@@ -161,16 +161,19 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
         admit(p, ws);
         // the same refusals as the upgrade itself, so the answer names the real reason
         admitHere(ws, false);
+        // a bad query refuses the upgrade too: checked before concluding that only a passing state did
+        // (else a client that obeys the 503 retries a request that can never succeed)
+        // read as the upgrade reads it (SocketListener): a bare "audit" is there, with no value
+        Optional<String> audit = req.query().contains("audit") ? Optional.of(req.query().get("audit")) : Optional.empty();
+        if (audit.isPresent() && !audit.get().equals("writes")) {
+            throw HyphaException.badRequest("audit must be 'writes'");
+        }
         boolean upgrade = req.headers().first(HeaderNames.UPGRADE)
                 .map(v -> v.equalsIgnoreCase("websocket")).orElse(false);
         if (upgrade && WsUpgrade.wellFormed(req.headers())) {
             // well-formed, authenticated and admitted, and admitHere passed just now: what refused it
             // (the workspace between two servers, low memory) ended in between; retrying works
             throw new HyphaException(ErrorCode.UNAVAILABLE, "workspace '" + ws + "' is moving between servers; retry");
-        }
-        Optional<String> audit = req.query().first("audit").asOptional();
-        if (audit.isPresent() && !audit.get().equals("writes")) {
-            throw HyphaException.badRequest("audit must be 'writes'");
         }
         throw HyphaException.badRequest(upgrade ? "WebSocket upgrade refused (check Sec-WebSocket-Key and version 13)"
                 : "this endpoint needs a WebSocket upgrade");

@@ -114,13 +114,35 @@ class WebEdgeTest {
         }
     }
 
+    /**
+     * A well-formed upgrade with an {@code audit} other than {@code writes} is the client's mistake,
+     * {@code 400} as API.md says; it was answered {@code 503} "moving between servers; retry", which
+     * a client that obeys it retries forever.
+     */
+    @Test
+    void anUpgradeWithABadAuditIsRefused400() throws Exception {
+        try (TestServer s = TestServer.start()) {
+            s.post("/v1/workspaces", TestServer.ROOT, "{\"name\":\"auditws\"}");
+            for (String q : new String[] {"&audit=all", "&audit=", "&audit", "&audit=Writes"}) {
+                String head = upgrade(s.port(), "auditws", null, q);
+                assertTrue(head.startsWith("HTTP/1.1 400"), q + ": " + head);
+            }
+            assertTrue(upgrade(s.port(), "auditws", null, "&audit=writes").startsWith("HTTP/1.1 101"));
+        }
+    }
+
     /** The status line and head of a raw upgrade with {@code origin}. */
     private static String upgrade(int port, String ws, String origin) throws Exception {
+        return upgrade(port, ws, origin, "");
+    }
+
+    /** The status line and head of a raw upgrade with {@code origin} and {@code query} after the token. */
+    private static String upgrade(int port, String ws, String origin, String query) throws Exception {
         try (Socket sock = new Socket(InetAddress.getLoopbackAddress(), port)) {
             sock.setSoTimeout(30_000);
             OutputStream out = sock.getOutputStream();
             String key = Base64.getEncoder().encodeToString(new byte[16]);
-            String req = "GET /v1/workspaces/" + ws + "/connect?access_token=" + TestServer.ROOT + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            String req = "GET /v1/workspaces/" + ws + "/connect?access_token=" + TestServer.ROOT + query + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                     + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n"
                     + (origin == null ? "" : "Origin: " + origin + "\r\n") + "\r\n";
             out.write(req.getBytes(StandardCharsets.US_ASCII));
