@@ -247,6 +247,23 @@ class ControlPlaneTest {
         assertEquals(claims.getString("sub"), claims.getString("upn"), "upn is the client id, as API.md says");
     }
 
+    /** A file where the backup should go is the caller's conflict, not a failure to retry; a link into the data directory is inside it. */
+    @Test
+    void backupPathsThatAreFilesOrLeadIntoTheDataDirectoryAreRefused() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("hypha-backup-refused");
+        try {
+            java.nio.file.Path file = java.nio.file.Files.writeString(dir.resolve("file"), "x");
+            TestServer.Response r = server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"" + file + "\"}");
+            assertEquals(409, r.status(), r.body());
+            java.nio.file.Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), server.dataDir());
+            r = server.post("/v1/backup", TestServer.ROOT, "{\"path\":\"" + link.resolve("inside") + "\"}");
+            assertEquals(400, r.status(), r.body());
+            assertFalse(java.nio.file.Files.exists(server.dataDir().resolve("inside")), "nothing was written into the data directory");
+        } finally {
+            io.hyphamesh.testing.TempDirs.delete(dir);
+        }
+    }
+
     @Test
     void anOnlineBackupIsADataDirectoryOfItsOwn() throws Exception {
         String ws = server.newWorkspace();

@@ -33,10 +33,14 @@ public final class Backup {
             throw HyphaException.badRequest("path must be absolute");
         }
         Path t = target.normalize();
-        if (t.startsWith(dataDir.normalize())) {
+        if (t.startsWith(dataDir.normalize()) || real(t).startsWith(real(dataDir))) {
+            // by its text or through a symbolic link: a backup inside the live data would copy itself
             throw HyphaException.badRequest("path must be outside the data directory");
         }
         try {
+            if (Files.exists(t) && !Files.isDirectory(t)) {
+                throw new HyphaException(ErrorCode.CONFLICT, "path exists and is not a directory");
+            }
             if (Files.exists(t)) {
                 try (Stream<Path> s = Files.list(t)) {
                     if (s.findAny().isPresent()) {
@@ -63,6 +67,22 @@ public final class Backup {
             return storage.shards();
         } catch (IOException e) {
             throw new HyphaException(ErrorCode.UNAVAILABLE, "backup to " + t + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@code p} with its symbolic links resolved, as far as it exists (the rest appended as written). */
+    private static Path real(Path p) {
+        Path existing = p.toAbsolutePath().normalize();
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return p.toAbsolutePath().normalize();
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(p.toAbsolutePath().normalize())).normalize();
+        } catch (IOException e) {
+            return p.toAbsolutePath().normalize();
         }
     }
 }
