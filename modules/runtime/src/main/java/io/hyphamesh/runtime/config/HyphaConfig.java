@@ -39,7 +39,7 @@ public final class HyphaConfig {
             new Setting("http.cors-origins", "", "origins (scheme://host[:port], comma-separated, or *) whose pages may call the HTTP API (CORS); empty: none"),
             new Setting("ws.allowed-origins", "", "origins whose pages may open a socket (the upgrade's Origin header); empty: any, since tokens never ride in cookies"),
             new Setting("console.enabled", "true", "serve the operator's console at /console (static pages that sign in with a token and use the same routes as any client)"),
-            new Setting("shutdown-grace", "10s", "how long graceful shutdown waits for in-flight work"),
+            new Setting("shutdown-grace", "10s", "deprecated, does nothing (a warning says so when it is set): ws.drain-timeout bounds how long a stop waits for requests in flight"),
             new Setting("storage.shards", "2", "Derby databases objects are spread over; fixed when the data directory is created"),
             new Setting("storage.placement", "workspace", "Derby: how a new data directory places objects over its shards: workspace (a workspace's objects share one shard, so a batch across them is one commit) or object (spread by their whole id; batches must then stay within one shard). Fixed when the data directory is created; older directories keep object"),
             new Setting("storage.max-batch", "4096", "most submissions one group commit takes"),
@@ -375,6 +375,13 @@ public final class HyphaConfig {
             if (v.startsWith("p")) {
                 return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
             }
+            if (v.matches("[+-]?\\d+")) {
+                // a bare number has no unit (60 read as milliseconds once closed every socket at once); 0 is 0
+                if (Long.parseLong(v) != 0) {
+                    throw new IllegalArgumentException("no unit");
+                }
+                return Duration.ZERO;
+            }
             if (v.endsWith("ms")) {
                 return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
             }
@@ -384,11 +391,30 @@ public final class HyphaConfig {
                 case 'm' -> Duration.ofMinutes(n);
                 case 'h' -> Duration.ofHours(n);
                 case 'd' -> Duration.ofDays(n);
-                default -> Duration.ofMillis(Long.parseLong(v));
+                default -> throw new IllegalArgumentException("no unit");
             };
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("configuration key '" + key + "' must be a duration like 500ms, 30s, 5m,"
-                    + " 1h, 7d or PT30S; got '" + text + "'");
+            throw new IllegalArgumentException("configuration key '" + key + "' must be a duration with its unit, like 500ms,"
+                    + " 30s, 5m, 1h, 7d or PT30S; got '" + text + "'");
+        }
+    }
+
+    /**
+     * Numeric and duration settings whose 0 means something (none, off, pick one, no wait); every
+     * other one must be above 0, and none may be negative.
+     */
+    static final java.util.Set<String> ZERO_ALLOWED = java.util.Set.of("port", "lock-wait", "ws.admit-rate", "ws.admit-burst",
+            "tokens.clock-leeway", "ws.platform-readers", "log.cache-entries", "ws.drain-timeout", "restore.window",
+            "ws.heap-reserve-percent", "limits.socket.ops-per-second", "limits.token.ops-per-second",
+            "limits.token.bytes-per-second", "limits.client.ops-per-second", "limits.client.bytes-per-second",
+            "limits.address.ops-per-second", "limits.address.bytes-per-second", "limits.workspace.ops-per-second",
+            "limits.workspace.bytes-per-second");
+
+    /** Refuses, naming the key, a negative value, and a zero where 0 means nothing ({@link #ZERO_ALLOWED}). */
+    static void inRange(String key, long v) {
+        if (v < 0 || (v == 0 && !ZERO_ALLOWED.contains(key))) {
+            throw new IllegalArgumentException("configuration key '" + key + "' must be "
+                    + (ZERO_ALLOWED.contains(key) ? "0 or more" : "above 0") + "; got " + (v < 0 ? "a negative value" : "0"));
         }
     }
 
@@ -425,6 +451,16 @@ public final class HyphaConfig {
             }
             try {
                 Config c = Config.just(ConfigSources.file(file));
+                // the settings live under one top-level key: anything else (a misspelt "hyhpa:", keys
+                // written without it) would be ignored whole, silently
+                for (Config top : c.asNodeList().orElse(List.of())) {
+                    String name = top.name();
+                    if (!name.equals("hypha")) {
+                        throw new IllegalArgumentException("unknown top-level key '" + name + "' in " + file
+                                + (distance(name, "hypha") <= 2 ? " (did you mean 'hypha'?)" : "")
+                                + ": the settings go under 'hypha:'");
+                    }
+                }
                 Config root = c.get("hypha");
                 for (Setting s : SETTINGS) {
                     root.get(s.key()).asString().ifPresent(v -> {
@@ -435,7 +471,9 @@ public final class HyphaConfig {
                 for (Config node : root.traverse().filter(Config::isLeaf).toList()) {
                     String key = node.key().toString().substring("hypha.".length());
                     if (!values.containsKey(key)) {
-                        throw new IllegalArgumentException("unknown configuration key '" + key + "' in " + file);
+                        String near = values.keySet().stream().min(java.util.Comparator.comparingInt(k -> distance(k, key))).orElse("");
+                        throw new IllegalArgumentException("unknown configuration key '" + key + "' in " + file
+                                + (distance(near, key) <= Math.max(2, key.length() / 3) ? " (did you mean '" + near + "'?)" : ""));
                     }
                 }
             } catch (io.helidon.config.ConfigException e) {
@@ -450,17 +488,32 @@ public final class HyphaConfig {
                 all.computeIfPresent(k, HyphaConfig::normalizedPath);
             }
             foldJournalAliases(all);
+            if (given.contains("shutdown-grace")) {
+                warnings.add("shutdown-grace does nothing (it never did): ws.drain-timeout bounds how long a stop waits"
+                        + " for requests in flight");
+            }
             HyphaConfig c = new HyphaConfig(all, warnings);
             // validate every typed key now, so a bad value fails at start, not at first use
             for (Setting s : SETTINGS) {
                 String d = s.defaultValue();
                 if (d.matches("-?\\d+") || (isSize(s.key()) && !c.string(s.key()).isBlank())) {
-                    c.longValue(s.key());
+                    inRange(s.key(), c.longValue(s.key()));
                 } else if (d.equals("true") || d.equals("false")) {
                     c.bool(s.key());
                 } else if (d.matches("\\d+(ms|s|m|h|d)")) {
-                    c.duration(s.key());
+                    Duration v = c.duration(s.key());
+                    inRange(s.key(), v.isNegative() ? -1 : v.isZero() ? 0 : 1);
                 }
+            }
+            if (c.longValue("port") > 65_535) {
+                throw new IllegalArgumentException("configuration key 'port' must be 0..65535; got " + c.longValue("port"));
+            }
+            if (c.longValue("storage.shards") > 64) {
+                throw new IllegalArgumentException("configuration key 'storage.shards' must be 1..64; got " + c.longValue("storage.shards"));
+            }
+            if (c.longValue("ws.heap-reserve-percent") > 90) {
+                throw new IllegalArgumentException("configuration key 'ws.heap-reserve-percent' must be 0..90 (at 100 every"
+                        + " new socket is refused); got " + c.longValue("ws.heap-reserve-percent"));
             }
             return c;
         }

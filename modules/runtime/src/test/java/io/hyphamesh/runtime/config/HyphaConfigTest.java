@@ -37,6 +37,48 @@ class HyphaConfigTest {
         assertThrows(IllegalArgumentException.class, () -> HyphaConfig.load(new String[] {"--config=" + yaml}, Map.of()));
     }
 
+    /** Values a server cannot run with are refused at start naming the key (each once started and served nothing). */
+    @Test
+    void outOfRangeValuesAndDurationsWithoutAUnitAreRefusedNamingTheKey() {
+        for (String arg : new String[] {"--ws.idle-timeout=60", "--ws.idle-timeout=0s", "--ws.idle-timeout=PT-5S",
+                "--ws.max-sockets-per-workspace=0", "--ws.max-sockets-per-workspace=-1", "--ws.max-in-flight=0",
+                "--log.max-page=0", "--tokens.default-ttl=-1h", "--rpc.default-timeout=0s", "--ws.heap-reserve-percent=150",
+                "--log.max-credit=-5", "--port=70000", "--storage.shards=65", "--storage.max-batch=0",
+                "--objects.idle-timeout=300"}) {
+            String key = arg.substring(2, arg.indexOf('='));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> HyphaConfig.load(new String[] {arg}, Map.of()), arg);
+            assertTrue(e.getMessage().contains("'" + key + "'"), arg + ": " + e.getMessage());
+        }
+        // 0 where it means something, and a bare 0 as a duration
+        for (String arg : new String[] {"--port=0", "--lock-wait=0", "--ws.admit-rate=0", "--ws.platform-readers=0",
+                "--limits.token.ops-per-second=0", "--ws.drain-timeout=0s", "--tokens.clock-leeway=0s"}) {
+            HyphaConfig.load(new String[] {arg}, Map.of());
+        }
+        assertEquals(java.time.Duration.ofSeconds(60), HyphaConfig.load(new String[] {"--ws.idle-timeout=60s"}, Map.of())
+                .duration("ws.idle-timeout"));
+    }
+
+    @Test
+    void aYamlFileWhoseSettingsAreNotUnderHyphaIsRefused(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        for (String text : new String[] {"hyhpa:\n  log:\n    max-page: 7\n", "port: 9000\n"}) {
+            Path yaml = Files.writeString(dir.resolve("c.yaml"), text);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> HyphaConfig.load(new String[] {"--config=" + yaml}, Map.of()), text);
+            assertTrue(e.getMessage().contains("top-level"), e.getMessage());
+        }
+        Path typo = Files.writeString(dir.resolve("t.yaml"), "hypha:\n  prot: 9000\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HyphaConfig.load(new String[] {"--config=" + typo}, Map.of()));
+        assertTrue(e.getMessage().contains("did you mean 'port'"), e.getMessage());
+    }
+
+    @Test
+    void shutdownGraceIsAcceptedWithAWarningThatItDoesNothing() {
+        HyphaConfig c = HyphaConfig.load(new String[] {"--shutdown-grace=30s"}, Map.of());
+        assertTrue(c.warnings().stream().anyMatch(w -> w.contains("shutdown-grace")), c.warnings().toString());
+    }
+
     @Test
     void everySettingIsDocumentedInConfigMdAndHelp() throws Exception {
         String doc = Files.readString(Path.of("..", "..", "docs", "CONFIG.md"));
