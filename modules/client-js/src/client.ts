@@ -83,6 +83,12 @@ interface Pending {
   op: string;
   text: string;
   safe: boolean;
+  /**
+   * It names a subscription id of the socket it was made on (`credit`, `unsubscribe`): it means
+   * nothing on another socket (whose ids start again at 1 and may name another subscription), so
+   * it is never held for, nor sent again on, a next socket.
+   */
+  bound: boolean;
   wait: boolean;
   sent: boolean;
   /** Timed out or aborted after it was sent: its answer only frees its place in the window. */
@@ -334,8 +340,14 @@ export class HyphaClient {
         reject(new HyphaError('too_large', `the request is ${utf8Length(text)} bytes; the server takes messages of at most ${max} bytes (max_frame_bytes); nothing was sent`, { max_frame_bytes: max }));
         return;
       }
+      const bound = frame.op === 'credit' || frame.op === 'unsubscribe';
+      if (bound && !this.current) {
+        // its subscription id was the ended socket's: the new socket restores the subscription itself
+        reject(unavailable(`'${String(frame.op)}' names a subscription of a socket that ended; not sent`));
+        return;
+      }
       const p: Pending = {
-        id, op: String(frame.op), text, safe, sent: false, abandoned: false,
+        id, op: String(frame.op), text, safe: safe && !bound, bound, sent: false, abandoned: false,
         wait: opts.waitForReconnect ?? this.opts.waitForReconnect,
         resolve: resolve as (v: unknown) => void, reject, onOk, signal: opts.signal,
       };
@@ -439,7 +451,7 @@ export class HyphaClient {
    */
   private sendAgainLater(p: Pending): boolean {
     const delay = RESTART_DELAY_MS.min + Math.floor(Math.random() * (RESTART_DELAY_MS.max - RESTART_DELAY_MS.min + 1));
-    if (this.closedForGood || p.deadline === undefined || p.deadline - now() <= delay) return false;
+    if (this.closedForGood || p.bound || p.deadline === undefined || p.deadline - now() <= delay) return false;
     p.sent = false;
     setTimeout(() => {
       if (p.timer === undefined || this.closedForGood) return; // timed out, aborted or failed meanwhile
@@ -455,7 +467,10 @@ export class HyphaClient {
     this.WS = await webSocketClass(this.opts.WebSocket);
     this.emit('connecting');
     const first = new Promise<void>((resolve, reject) => { this.firstHello = { resolve, reject }; });
-    const timer = setTimeout(() => this.failFirst(new HyphaError('timeout', `no hello from ${this.workspaceUrl()} within ${this.opts.connectTimeoutMs} ms`)), this.opts.connectTimeoutMs);
+    // each server is tried once, each attempt bounded by connectTimeoutMs (open): the first connect
+    // as a whole by that many attempts
+    const total = this.opts.connectTimeoutMs * Math.max(1, this.servers.length);
+    const timer = setTimeout(() => this.failFirst(new HyphaError('timeout', `no hello from ${this.workspaceUrl()} within ${total} ms`)), total);
     this.open();
     try {
       await first;
@@ -510,6 +525,11 @@ export class HyphaClient {
     }
     this.socket = s;
     let opened = false;
+    // one attempt (TCP, upgrade, hello) is bounded, as the JVM client's connectTimeout: a server that
+    // accepts and then says nothing (frozen, overloaded) must not hold the client on it for ever
+    const attemptTimer = setTimeout(() => {
+      if (this.socket === s && this.current === null) this.attemptTimedOut(s, base);
+    }, this.opts.connectTimeoutMs);
     s.onopen = () => { opened = true; this.lastReceived = now(); };
     s.onmessage = (ev: { data: unknown }) => {
       if (this.socket !== s) return;
@@ -520,9 +540,31 @@ export class HyphaClient {
     };
     s.onerror = () => {};
     s.onclose = (ev: { code: number; reason: string }) => {
+      clearTimeout(attemptTimer);
       if (this.socket !== s) return;
       this.lost(s, ev.code || 1006, ev.reason || '', opened);
     };
+  }
+
+  /** No hello within connectTimeoutMs on this attempt: give it up and go on to the next server. */
+  private attemptTimedOut(s: WsLike, base: string): void {
+    const why = `no hello from ${base} within ${this.opts.connectTimeoutMs} ms`;
+    this.socket = null;
+    try { s.close(); } catch { /* already closing */ }
+    if (this.closedForGood) return;
+    if (this.firstHello) {
+      // the first connect tries each server once
+      if (this.attempt + 1 < this.servers.length) {
+        this.attempt++;
+        this.serverIndex++;
+        this.open();
+        return;
+      }
+      this.failFirst(new HyphaError('timeout', why));
+      return;
+    }
+    // a reconnect: the next attempt goes to the next server when there are several (retry)
+    this.lost(null, 1006, why, false, true);
   }
 
   private onMessage(s: WsLike, text: string, base: string): void {
@@ -593,7 +635,7 @@ export class HyphaClient {
   }
 
   /** The socket ended (a close frame, or none: 1006). */
-  private lost(s: WsLike | null, code: number, reason: string, opened: boolean): void {
+  private lost(s: WsLike | null, code: number, reason: string, opened: boolean, timedOut = false): void {
     if (s && this.socket !== s) return;
     this.socket = null;
     const hadHello = this.current !== null;
@@ -617,15 +659,22 @@ export class HyphaClient {
     // calls have no one to take them
     this.outbox = [];
     const again: Pending[] = [];
-    for (const p of this.pending.values()) {
+    for (const p of [...this.pending.values(), ...queued]) {
       if (p.abandoned) continue;
+      if (p.bound) {
+        // whatever happened to it, its subscription id means nothing on the next socket
+        this.settle(p);
+        p.abandoned = true;
+        p.reject(unavailable(`${why}; '${p.op}' named a subscription of that socket`, { close_code: code }));
+        continue;
+      }
+      if (again.includes(p)) continue;
       if (!p.sent || p.safe || notApplied) { p.sent = false; again.push(p); continue; }
       this.settle(p);
       p.abandoned = true;
       p.reject(unavailable(`${why}; outcome unknown`, { close_code: code }));
     }
     this.pending.clear();
-    for (const p of queued) if (!again.includes(p)) again.push(p);
     again.sort((a, b) => a.id - b.id);
     this.held.unshift(...again);
 
@@ -637,7 +686,7 @@ export class HyphaClient {
       this.open();
       return;
     }
-    if (!hadHello && !opened) {
+    if (!hadHello && !opened && !timedOut) {
       this.refused(code, reason);
       return;
     }
@@ -659,7 +708,10 @@ export class HyphaClient {
     let error: HyphaError | null = null;
     try {
       const fetchFn = this.opts.fetch ?? globalThis.fetch;
-      const res = await fetchFn(base + '/connect', { headers: { Authorization: `Bearer ${this.token ?? ''}` } });
+      // bounded like the attempt itself: a server that does not answer must not hold the client
+      const signal = typeof AbortSignal !== 'undefined' && 'timeout' in AbortSignal
+        ? AbortSignal.timeout(this.opts.connectTimeoutMs) : undefined;
+      const res = await fetchFn(base + '/connect', { headers: { Authorization: `Bearer ${this.token ?? ''}` }, signal });
       const body = await res.json().catch(() => null);
       if (res.status !== 400 || body?.code !== 'bad_request') error = HyphaError.fromWire(body ?? { code: 'unavailable', message: `HTTP ${res.status}` });
     } catch (e) {

@@ -162,6 +162,11 @@ export class DocSubscription<T = unknown> implements Resumable {
   }
 
   private bound(ok: { sub: number; version: number; value: T }, again: boolean): void {
+    if (this.ended) {
+      // closed while this (re)subscribe was on its way: end the server's side too (see LogSubscription)
+      this.rq.request({ op: 'unsubscribe', sub: ok.sub }, false).catch(() => {});
+      return;
+    }
     this.sub = ok.sub;
     const changed = ok.version !== this.version;
     this.version = ok.version;
@@ -227,7 +232,7 @@ export class DocSubscription<T = unknown> implements Resumable {
     if (this.sub >= 0) {
       const sub = this.sub;
       this.rq.unbindSub(sub);
-      await this.rq.request({ op: 'unsubscribe', sub }, true).catch(() => {});
+      await this.rq.request({ op: 'unsubscribe', sub }, false).catch(() => {});
     }
   }
 }

@@ -178,7 +178,11 @@ export class Log {
    */
   async subscribe<T = unknown>(opts: SubscribeOptions = {}): Promise<LogSubscription<T>> {
     if (opts.since !== undefined) checkInt('since', opts.since);
-    const credit = checkInt('credit', opts.credit ?? this.rq.logCredit, 1);
+    const asked = checkInt('credit', opts.credit ?? this.rq.logCredit, 1);
+    // the server caps credit at its max_credit (no error): the gate must count the same window, or
+    // it waits for half of a window the server never sends and the subscription stalls
+    const max = this.rq.hello()?.limits.maxCredit;
+    const credit = max !== undefined && max > 0 ? Math.min(asked, max) : asked;
     const sub = new LogSubscription<T>(this.rq, this.to, credit);
     await sub.open(opts.since);
     return sub;
@@ -221,6 +225,12 @@ export class LogSubscription<T = unknown> implements AsyncIterableIterator<LogEn
   }
 
   private bound(ok: { sub: number; first: number; last: number }, since: number | undefined): void {
+    if (this.ended) {
+      // closed while this (re)subscribe was on its way: end the server's side too, on the socket
+      // whose id this is (the close had no id to name)
+      this.rq.request({ op: 'unsubscribe', sub: ok.sub }, false).catch(() => {});
+      return;
+    }
     this.sub = ok.sub;
     this.first = ok.first;
     this.last = ok.last;
@@ -323,7 +333,7 @@ export class LogSubscription<T = unknown> implements AsyncIterableIterator<LogEn
     this.buffer.length = 0;
     if (sub >= 0) {
       this.rq.unbindSub(sub);
-      await this.rq.request({ op: 'unsubscribe', sub }, true).catch(() => {});
+      await this.rq.request({ op: 'unsubscribe', sub }, false).catch(() => {});
     }
   }
 

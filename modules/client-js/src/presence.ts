@@ -116,6 +116,11 @@ export class PresenceSubscription<M = unknown> implements Resumable {
   }
 
   private bound(ok: { sub: number; members: unknown[] }, again: boolean): void {
+    if (this.ended) {
+      // closed while this (re)subscribe was on its way: end the server's side too (see LogSubscription)
+      this.rq.request({ op: 'unsubscribe', sub: ok.sub }, false).catch(() => {});
+      return;
+    }
     this.sub = ok.sub;
     this.members.clear();
     for (const m of ok.members.map(member)) this.members.set(m.client, m as PresenceMember<M>);
@@ -154,7 +159,7 @@ export class PresenceSubscription<M = unknown> implements Resumable {
     if (this.sub >= 0) {
       const sub = this.sub;
       this.rq.unbindSub(sub);
-      await this.rq.request({ op: 'unsubscribe', sub }, true).catch(() => {});
+      await this.rq.request({ op: 'unsubscribe', sub }, false).catch(() => {});
     }
   }
 }

@@ -300,6 +300,8 @@ final class LogHandle implements Log {
     class LogSub extends SubscriptionBase {
         private final Consumer<LogRecord> listener;
         private final int credit;
+        /** The credit the server granted (its answer's, at most {@link #credit}). */
+        private volatile int window;
         private volatile long lastReceived;
         private int consumed;
 
@@ -308,13 +310,21 @@ final class LogHandle implements Log {
             this.lastReceived = since;
             this.listener = listener;
             this.credit = client.options().logCredit();
+            this.window = credit;
         }
 
         @Override
         CompletableFuture<JsonValue> subscribe(Duration timeout) {
             consumed = 0;
             return client.request(op(Op.LOG_SUBSCRIBE).number("since", lastReceived).number("credit", credit), timeout,
-                    this::bindFrom);
+                    ok -> {
+                        // the server caps the credit at its max_credit: grants are paced on what it gave,
+                        // or the client waits for half of a window that never comes and the subscription stalls
+                        if (ok.asJsonObject().get("credit") instanceof jakarta.json.JsonNumber n && n.longValue() > 0) {
+                            window = (int) Math.min(credit, n.longValue());
+                        }
+                        bindFrom(ok);
+                    });
         }
 
         @Override
@@ -356,7 +366,7 @@ final class LogHandle implements Log {
 
         private void grant() {
             consumed++;
-            if (consumed >= Math.max(1, credit / 2)) {
+            if (consumed >= Math.max(1, window / 2)) {
                 long id = serverId;
                 int n = consumed;
                 consumed = 0;

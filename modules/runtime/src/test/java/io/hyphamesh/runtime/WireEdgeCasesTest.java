@@ -147,6 +147,30 @@ class WireEdgeCasesTest {
         }
     }
 
+    /**
+     * A logCredit over the server's log.max-credit (10,000): the client granted back only after half
+     * of its own number (12,500) and the server had stopped at 10,000, so the subscription stalled.
+     */
+    @Test
+    void aSubscriptionAskingMoreCreditThanTheServerGivesReadsEverything() {
+        String ws = server.newWorkspace();
+        int total = 12_000;
+        try (io.hyphamesh.client.HyphaClient c = server.client(ws, "read_write", "u",
+                io.hyphamesh.client.ClientOptions.builder().logCredit(25_000).requestTimeout(T).build())) {
+            java.util.concurrent.atomic.AtomicLong last = new java.util.concurrent.atomic.AtomicLong();
+            c.log("many").subscribe(0, r -> last.set(r.seq()), T);
+            for (int from = 0; from < total; from += 1000) {
+                java.util.List<jakarta.json.JsonValue> bodies = new java.util.ArrayList<>();
+                for (int i = 0; i < 1000; i++) {
+                    bodies.add(jakarta.json.Json.createValue(from + i));
+                }
+                c.log("many").appendAll(bodies, T);
+            }
+            org.awaitility.Awaitility.await("all " + total + " entries delivered").atMost(Duration.ofSeconds(60))
+                    .until(() -> last.get() == total);
+        }
+    }
+
     @Test
     void escapesWithNonAsciiDigitsAreNotJson() throws Exception {
         String ws = server.newWorkspace();

@@ -75,7 +75,9 @@ final class LogSubscriptions {
         long subId = s.newSubscription(log.id());
         Sub sub = new Sub(subId, s, since + 1, Math.min(credit, maxCredit));
         subs.put(subId, sub);
-        r.ok(JsonOut.object(64).num("sub", subId).num("first", log.firstSeq()).num("last", committed).end());
+        // the credit granted (capped at log.max-credit): a client paces its grants on it
+        r.ok(JsonOut.object(80).num("sub", subId).num("first", log.firstSeq()).num("last", committed)
+                .num("credit", sub.credit).end());
         pump(sub);
     }
 
