@@ -70,21 +70,46 @@ async function http(base, method, p, body) {
   if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;
 }
-const owner = async (ws) => (await until(async () => {
-  const res = await fetch(`${A}/v1/workspaces/${ws}/locate`, { headers: { Authorization: `Bearer ${token}` } });
-  return res.ok ? res.json() : null;
-}, 60_000, `a server serving ${ws}`)).url;
+// what the servers said of their partitions, and their last log lines: a workspace that no server
+// serves for a minute (seen once in CI, 2026-12-08, on the 14th workspace made) must be explainable
+async function clusterState() {
+  let out = '';
+  for (const u of urls) {
+    try {
+      const res = await fetch(`${u}/v1/cluster`, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+      out += `${u} /v1/cluster: ${res.status} ${(await res.text()).slice(0, 3000)}\n`;
+    } catch (e) { out += `${u} /v1/cluster: ${e.message}\n`; }
+  }
+  for (const n of [1, 2, 3]) {
+    try { out += `node-${n} log:\n` + fs.readFileSync(path.join(dir, `node-${n}`, 'server.log'), 'utf8').split('\n').slice(-25).join('\n') + '\n'; } catch { /* none */ }
+  }
+  return out;
+}
+const owner = async (ws) => {
+  let located;
+  try {
+    located = await until(async () => {
+      const res = await fetch(`${A}/v1/workspaces/${ws}/locate`, { headers: { Authorization: `Bearer ${token}` } });
+      return res.ok ? res.json() : null;
+    }, 60_000, `a server serving ${ws}`);
+  } catch (e) {
+    throw new Error(`${e.message}\n${await clusterState()}`);
+  }
+  return located.url;
+};
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
 try {
   // workspaces until one is served by the first server and one by another
   let near = null, far = null;
   const made = [];
+  const owners = [];
   for (let i = 0; i < 16 && !(near && far); i++) {
     const ws = `cc${i}${Math.random().toString(36).slice(2, 7)}`;
     await http(A, 'POST', '/v1/workspaces', { name: ws });
     made.push(ws);
-    const o = await owner(ws);
+    const o = await owner(ws).catch((e) => { throw new Error(`${e.message}\nowners so far: ${owners.join(', ')}`); });
+    owners.push(`${ws}@${o}`);
     if (o === A) near ??= ws; else far ??= ws;
   }
   console.log(`  workspaces: ${near} is served by ${A} (the console's server), ${far} by another`);
