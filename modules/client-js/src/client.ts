@@ -695,6 +695,12 @@ export class HyphaClient {
       return;
     }
     if (!hadHello && this.firstHello) {
+      // a 1013 that says when to come back is obeyed on the first connect too, within its timeout
+      const asked = code === 1013 ? retryAfterFromReason(reason) : null;
+      if (asked !== null) {
+        this.reconnectTimer = setTimeout(() => { this.reconnectTimer = null; this.open(); }, withJitter(asked));
+        return;
+      }
       this.failFirst(unavailable(`${why} before its hello`, { close_code: code }));
       return;
     }
