@@ -295,7 +295,10 @@ final class Connector implements Link.Owner {
         if (forGood) {
             return;
         }
-        if (restart && servers.size() > 1) {
+        // with several servers the next attempt goes to the next one after a restart, and after an
+        // abrupt end too: a frozen server completes the TCP handshake and would hold the attempt for
+        // the whole connectTimeout (10 s) before the next server was tried
+        if ((restart || abrupt) && servers.size() > 1) {
             servers.rotate();
         }
         boolean now = false;

@@ -98,7 +98,9 @@ final class DefaultHyphaClient implements HyphaClient {
         Link l = connector.current();
         if (l != null) {
             l.resumeReader(now);
-            if (pending.size() > 0) {
+            // while requests wait, or while a write has been blocked (its request may have timed out
+            // already, and an async caller's thread is the one blocked in the write)
+            if (pending.size() > 0 || l.writeBlockedNanos(now) >= PROBE_AFTER_NANOS) {
                 l.checkAlive(now, PROBE_AFTER_NANOS, DEAD_AFTER_NANOS);
             }
         }
@@ -370,7 +372,16 @@ final class DefaultHyphaClient implements HyphaClient {
                     + connector.lastLoss() + "); reconnecting to " + connector.endpoint().server() + "; " + frame.op().wire()
                     + " was not sent"));
         }
+        boolean bound = RetryRules.socketBound(frame.op());
+        if (bound && l == null) {
+            // its subscription id was the ended socket's; the next socket restores the subscription itself
+            return CompletableFuture.failedFuture(new HyphaException(ErrorCode.UNAVAILABLE, frame.op().wire()
+                    + " names a subscription of a socket that ended; not sent"));
+        }
         PendingTable.Entry e = pending.add(frame, timeout, onReply);
+        if (bound) {
+            e.bind(l);
+        }
         Link.Hello h = connector.hello();
         if (h != null) {
             int bytes = e.frame().length() * 3 <= h.maxFrameBytes() ? e.frame().length()

@@ -382,7 +382,12 @@ final class Link {
         probeSentNanos = 0;
     }
 
-    /** Closes the socket normally, waiting at most {@code wait} for the server's close. */
+    /**
+     * Closes the socket normally, waiting at most {@code wait} for the server's close. A close frame
+     * that cannot be written within {@code wait} (a server that stopped reading: the socket's buffer
+     * is full and a write, maybe another thread's, waits in the kernel) is given up: the socket is
+     * dropped, which also ends that blocked write.
+     */
     void close(Duration wait) {
         ended.set(true);
         wakeReader();
@@ -391,6 +396,14 @@ final class Link {
             abort();
             return;
         }
+        Thread guard = Thread.ofVirtual().name("hypha-link-close-guard").start(() -> {
+            try {
+                Thread.sleep(wait.toMillis());
+                closeSocket();
+            } catch (InterruptedException e) {
+                // the close ended in time
+            }
+        });
         try {
             sendClose(1000, "bye");
             readerDone.await(wait.toMillis(), TimeUnit.MILLISECONDS);
@@ -398,8 +411,16 @@ final class Link {
             LOG.log(Level.FINE, "close frame not sent", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            guard.interrupt();
         }
         closeSocket();
+    }
+
+    /** How long a write to this socket has been blocked (0: none is): see {@link WebSocketCodec.Writer#blockedNanos}. */
+    long writeBlockedNanos(long nowNanos) {
+        WebSocketCodec.Writer w = writer;
+        return w == null ? 0 : w.blockedNanos(nowNanos);
     }
 
     /** Drops the socket at once, without a close frame. */
@@ -769,8 +790,17 @@ final class Link {
                                 + code + " " + reason);
                         case 4004 -> new HyphaException(ErrorCode.NOT_FOUND, endpoint.socket() + " closed the socket: "
                                 + code + " " + reason);
-                        default -> new HyphaException(ErrorCode.UNAVAILABLE, endpoint.socket()
-                                + " closed the socket before its hello: " + code + " " + reason);
+                        default -> {
+                            String text = endpoint.socket() + " closed the socket before its hello: " + code + " " + reason;
+                            // a 1013 that says when to come back (a full workspace, admission control):
+                            // the connector waits for it, as for a 503's (Connector.waitAsked)
+                            java.util.Optional<Long> asked = code == 1013 ? io.hyphamesh.api.CloseCode.retryAfterMillis(reason)
+                                    : java.util.Optional.empty();
+                            yield asked.isPresent()
+                                    ? new HyphaException(ErrorCode.UNAVAILABLE, text, io.hyphamesh.api.JsonText.json()
+                                            .createObjectBuilder().add("retry_after_ms", asked.get()).build())
+                                    : new HyphaException(ErrorCode.UNAVAILABLE, text);
+                        }
                     };
             hello.completeExceptionally(why);
             return;

@@ -33,6 +33,8 @@ final class PendingTable {
         private final long deadlineNanos;
         private final CompletableFuture<String> future = new CompletableFuture<>();
         private Object sentOn;
+        /** The only socket it may go out on ({@link RetryRules#socketBound}), or null. */
+        private Object boundTo;
         /** Waiting in the client's in-flight window ({@link InFlightWindow}): not to be sent yet. */
         volatile boolean queued;
         /** Counts against the in-flight window until its future completes. */
@@ -71,7 +73,7 @@ final class PendingTable {
 
         /** True when this request has not yet gone out on {@code link}; it now counts as sent there. */
         synchronized boolean markSent(Object link) {
-            if (sentOn == link) {
+            if (sentOn == link || (boundTo != null && boundTo != link)) {
                 return false;
             }
             sentOn = link;
@@ -80,6 +82,15 @@ final class PendingTable {
 
         synchronized boolean sentOn(Object link) {
             return sentOn == link;
+        }
+
+        /** Ties it to {@code link}: it is never sent on another socket, and fails when that one drops. */
+        synchronized void bind(Object link) {
+            boundTo = link;
+        }
+
+        synchronized boolean boundTo(Object link) {
+            return boundTo != null && boundTo == link;
         }
 
         /** Sent nowhere any more: the server answered that it did not run it ({@code not_applied}). */
@@ -137,7 +148,7 @@ final class PendingTable {
     int lost(Object link, HyphaException gone, boolean everything) {
         int n = 0;
         for (Entry e : entries.values()) {
-            if ((everything || (!e.resendable && e.sentOn(link))) && entries.remove(e.id, e)) {
+            if ((everything || (!e.resendable && e.sentOn(link)) || e.boundTo(link)) && entries.remove(e.id, e)) {
                 e.future.completeExceptionally(gone);
                 n++;
             }

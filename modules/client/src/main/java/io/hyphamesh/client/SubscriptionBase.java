@@ -54,6 +54,12 @@ abstract class SubscriptionBase implements Subscription {
     /** Binds the server's id from a subscribe answer (reader thread). */
     final void bindFrom(JsonValue ok) {
         long id = ((JsonNumber) ok.asJsonObject().get("sub")).longValue();
+        if (closed) {
+            // closed while this (re)subscribe was on its way: end the server's side too, on the socket
+            // whose id this is (the close had none to name, or an old socket's)
+            client.sendQuietly(OutFrame.socket(Op.SOCKET_UNSUBSCRIBE).number("sub", id));
+            return;
+        }
         long old = serverId;
         if (old >= 0) {
             client.unbind(old);

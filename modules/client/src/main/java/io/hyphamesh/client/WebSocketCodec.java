@@ -193,6 +193,8 @@ final class WebSocketCodec {
         private final OutputStream out;
         /** Serializes the bytes of frames on the socket (a send and a pong or close never interleave). */
         private final ReentrantLock writeLock = new ReentrantLock();
+        /** When the write now in the socket began ({@code System.nanoTime()}), or 0 while none is. */
+        private volatile long writingSince;
         private final SplittableRandom masks;
         private byte[] frameBuffer = new byte[1024];
 
@@ -200,6 +202,15 @@ final class WebSocketCodec {
         Writer(OutputStream out, SplittableRandom masks) {
             this.out = out;
             this.masks = masks;
+        }
+
+        /**
+         * How long the write now in the socket has been blocked, or 0: a server that stopped reading
+         * (frozen, gone without a FIN) fills the socket's buffer and the write waits in the kernel.
+         */
+        long blockedNanos(long nowNanos) {
+            long since = writingSince;
+            return since == 0 ? 0 : nowNanos - since;
         }
 
         /** A close frame with {@code code} and {@code reason} (cut to what fits in a control frame). */
@@ -255,8 +266,14 @@ final class WebSocketCodec {
                     };
                     b[i + k] = (byte) (payload[k] ^ m);
                 }
-                out.write(b, 0, i + n);
-                out.flush();
+                long t = System.nanoTime();
+                writingSince = t == 0 ? 1 : t;
+                try {
+                    out.write(b, 0, i + n);
+                    out.flush();
+                } finally {
+                    writingSince = 0;
+                }
                 if (frameBuffer.length > 256 * 1024) {
                     // a large message's buffer is not kept
                     frameBuffer = new byte[1024];

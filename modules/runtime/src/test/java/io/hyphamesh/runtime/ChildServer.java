@@ -80,6 +80,14 @@ final class ChildServer implements AutoCloseable {
         }
     }
 
+    /** SIGCONT: a frozen process runs again. */
+    void thaw() throws Exception {
+        Process p = new ProcessBuilder("kill", "-CONT", Long.toString(process.pid())).inheritIO().start();
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError("kill -CONT " + process.pid() + " failed");
+        }
+    }
+
     /** True when it is up; false when its port was taken before it could listen there. */
     private boolean boot() {
         List<String> cmd = ChildJvm.command(heap);

@@ -73,6 +73,52 @@ class ReconnectAfterKillTest {
     }
 
     /**
+     * A frozen server (SIGSTOP) stops reading: async appends of 100 KB fill the socket's buffers and
+     * the next one blocks its caller's thread in the write. Its request times out and nothing was
+     * pending, so no liveness ping ran and the caller stayed blocked for good, and {@code close()}
+     * waited for that write's lock for good too. Now {@code close()} returns within its 2 s, and a
+     * client left alone takes the unwritable, silent socket for dead and releases the caller.
+     */
+    @Test
+    void aFrozenServerHoldsNeitherAnAsyncCallerNorClose() throws Exception {
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-frozen");
+        try (ChildServer child = new ChildServer(dir)) {
+            child.start();
+            http("POST", child.port(), "/v1/workspaces", "{\"name\":\"frozen\"}");
+            String big = "x".repeat(100_000);
+            for (boolean closeEarly : new boolean[] {true, false}) {
+                HyphaClient c = client(child.port(), "frozen");
+                try {
+                    assertEquals(ConnectionState.CONNECTED, c.state());
+                    c.log("l").append(Json.createValue("first"), LONG);
+                    child.freeze();
+                    Thread caller = Thread.ofVirtual().start(() -> {
+                        for (int i = 0; i < 400 && c.state() == ConnectionState.CONNECTED; i++) {
+                            c.log("l").appendAsync(Json.createValue(big), Duration.ofSeconds(2)).exceptionally(e -> 0L);
+                        }
+                    });
+                    // the caller is held in a write once the buffers are full (it no longer returns)
+                    Awaitility.await("the caller blocked in a write").atMost(Duration.ofSeconds(30))
+                            .until(() -> caller.getState() == Thread.State.WAITING || !caller.isAlive());
+                    if (closeEarly) {
+                        // bounded here: a close held by the write would otherwise hold the test for good
+                        Thread closer = Thread.ofVirtual().start(c::close);
+                        assertTrue(closer.join(Duration.ofSeconds(5)), "close() held by a blocked write for over 5 s");
+                    }
+                    assertTrue(caller.join(Duration.ofSeconds(30)), "the async caller was held in the write");
+                    if (!closeEarly) {
+                        Awaitility.await("the silent socket given up").atMost(Duration.ofSeconds(30))
+                                .until(() -> c.state() != ConnectionState.CONNECTED);
+                    }
+                } finally {
+                    child.thaw();
+                    c.close();
+                }
+            }
+        }
+    }
+
+    /**
      * The server is frozen (SIGSTOP) so an idempotent append is surely in flight (in the server's
      * socket buffer, unanswered), then killed -9 and started again: the append completes on the new
      * socket long before its timeout, and is stored once.
