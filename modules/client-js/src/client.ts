@@ -164,6 +164,8 @@ export class HyphaClient {
   private outageStart = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private silenceTimer: ReturnType<typeof setInterval> | null = null;
+  /** The server's ping cadence for an idle socket (the hello's ping_interval_ms; 0: not told). */
+  private pingIntervalMs = 0;
   private renewTimer: ReturnType<typeof setTimeout> | null = null;
   private lastReceived = 0;
   /** Since when the last socket ended with 1012 (0: not restarting): requests wait, attempts come soon. */
@@ -604,6 +606,7 @@ export class HyphaClient {
       },
     };
     this.window.limit = this.current.limits.maxInFlight;
+    this.pingIntervalMs = typeof l.ping_interval_ms === 'number' && l.ping_interval_ms > 0 ? l.ping_interval_ms : 0;
     this.restartingSince = 0;
     const reconnected = this.firstHello === null;
     this.attempt = 0;
@@ -822,7 +825,12 @@ export class HyphaClient {
         this.lost(s, 1006, 'silent', true);
         return;
       }
-      if (this.silencePingAt === 0 && this.pending.size > 0 && t - this.lastReceived > SILENCE_PING_MS) {
+      // answers owed and 2 s of silence, or more silence than the server's pings of an idle socket
+      // leave (a client that only subscribes would not notice a frozen server otherwise; a page
+      // cannot see those pings, so an idle page sends one ping of its own per interval)
+      const pingMs = this.pingIntervalMs;
+      const overdue = pingMs > 0 && t - this.lastReceived > pingMs + SILENCE_PING_MS;
+      if (this.silencePingAt === 0 && (overdue || (this.pending.size > 0 && t - this.lastReceived > SILENCE_PING_MS))) {
         this.silencePingAt = t;
         this.request({ op: 'ping' }, true, { timeoutMs: SILENCE_DEAD_MS + 1000 }).catch(() => {});
       }

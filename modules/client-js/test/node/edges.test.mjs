@@ -123,3 +123,23 @@ test('a server that accepts and then says nothing is given up after connectTimeo
     await c.close();
   }
 });
+
+test('a client that only subscribes notices a frozen server (it stayed connected, silent, for good)', async () => {
+  const s = await server({ args: ['--ws.ping-interval=1s'] });
+  const ws = await s.workspace();
+  const c = await HyphaClient.connect(s.workspaceUrl(ws), await s.mint(ws));
+  const states = [];
+  c.onState((st) => states.push(st));
+  try {
+    assert.equal(c.info.limits !== undefined, true);
+    await c.log('l').subscribe();
+    // idle with a live server: no reconnect (the server's pings, or the client's own when it cannot see them)
+    await new Promise((r) => setTimeout(r, 5000)); // an interval to observe, not a wait for a condition
+    assert.deepEqual(states, [], 'an idle client of a live server stays connected');
+    s.proc.kill('SIGSTOP');
+    await until(() => states.includes('reconnecting'), 30_000, 'the frozen server noticed');
+  } finally {
+    s.proc.kill('SIGCONT');
+    await c.close();
+  }
+});

@@ -100,7 +100,12 @@ final class DefaultHyphaClient implements HyphaClient {
             l.resumeReader(now);
             // while requests wait, or while a write has been blocked (its request may have timed out
             // already, and an async caller's thread is the one blocked in the write)
-            if (pending.size() > 0 || l.writeBlockedNanos(now) >= PROBE_AFTER_NANOS) {
+            Link.Hello h = connector.hello();
+            // or when the server has been silent longer than it pings an idle socket: a client that
+            // only subscribes waits for no answer and would not notice a frozen server otherwise
+            boolean overdue = h != null && h.pingIntervalMillis() > 0
+                    && l.silentNanos(now) >= TimeUnit.MILLISECONDS.toNanos(h.pingIntervalMillis()) + PROBE_AFTER_NANOS;
+            if (pending.size() > 0 || overdue || l.writeBlockedNanos(now) >= PROBE_AFTER_NANOS) {
                 l.checkAlive(now, PROBE_AFTER_NANOS, DEAD_AFTER_NANOS);
             }
         }

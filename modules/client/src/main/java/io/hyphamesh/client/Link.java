@@ -98,12 +98,16 @@ final class Link {
 
     /** The server's hello: who we are and its limits. */
     record Hello(String workspace, String client, String permission, long heartbeatMillis, int maxFrameBytes,
-                 int maxInFlight) {
+                 int maxInFlight, long pingIntervalMillis) {
         static Hello of(JsonObject hello) {
             long hb = 5000;
             int maxFrame = 1 << 20;
             int inFlight = 1024;
+            long ping = 0; // unknown (an older server): only waiting requests make the client check
             if (hello.get("limits") instanceof JsonObject limits) {
+                if (limits.get("ping_interval_ms") instanceof JsonNumber n && n.longValue() > 0) {
+                    ping = n.longValue();
+                }
                 if (limits.get("heartbeat_ms") instanceof JsonNumber n) {
                     hb = n.longValue();
                 }
@@ -115,7 +119,7 @@ final class Link {
                 }
             }
             return new Hello(hello.getString("workspace"), hello.getString("client"), hello.getString("permission"),
-                    hb, maxFrame, inFlight);
+                    hb, maxFrame, inFlight, ping);
         }
     }
 
@@ -374,6 +378,11 @@ final class Link {
             });
         }
         return false;
+    }
+
+    /** How long nothing at all has been read from this socket. */
+    long silentNanos(long nowNanos) {
+        return nowNanos - lastReadNanos;
     }
 
     /** The reader read a frame: the server is there. */

@@ -20,6 +20,8 @@ final class ChildServer implements AutoCloseable {
     private final Path log;
     private final String heap;
     private Process process;
+    /** Settings given to the child besides the port, data directory, root token and shards. */
+    private List<String> extraArgs = List.of();
 
     ChildServer(Path dataDir) {
         this(dataDir, "-Xmx512m");
@@ -30,6 +32,12 @@ final class ChildServer implements AutoCloseable {
         this.heap = heap;
         this.port = freePort();
         this.log = dataDir.resolve("server.log");
+    }
+
+    /** Starts the child with these settings too ({@code --key=value}). */
+    ChildServer withArgs(String... args) {
+        this.extraArgs = List.of(args);
+        return this;
     }
 
     static int freePort() {
@@ -94,6 +102,7 @@ final class ChildServer implements AutoCloseable {
         cmd.add("-XX:+ExitOnOutOfMemoryError");
         cmd.addAll(List.of(Main.class.getName(), "--port=" + port, "--data-dir=" + dataDir, "--root-token=" + TestServer.ROOT,
                 "--storage.shards=2"));
+        cmd.addAll(extraArgs);
         long logStart;
         try {
             logStart = Files.exists(log) ? Files.size(log) : 0;

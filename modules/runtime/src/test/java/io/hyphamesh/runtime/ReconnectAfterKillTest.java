@@ -73,6 +73,33 @@ class ReconnectAfterKillTest {
     }
 
     /**
+     * A client that only subscribes waits for no answer, so its liveness check never ran and a frozen
+     * server left it CONNECTED for good, its subscription silent. The hello now says how often the
+     * server pings an idle socket; silence longer than that (plus 2 s) makes the client ping, and
+     * 5 s without an answer end the socket. A live idle server's pings keep the client connected.
+     */
+    @Test
+    void aClientThatOnlySubscribesNoticesAFrozenServer() throws Exception {
+        Path dir = io.hyphamesh.testing.TempDirs.create("hypha-frozen-sub");
+        try (ChildServer child = new ChildServer(dir).withArgs("--ws.ping-interval=1s")) {
+            child.start();
+            http("POST", child.port(), "/v1/workspaces", "{\"name\":\"quiet\"}");
+            HyphaClient c = client(child.port(), "quiet");
+            try {
+                c.log("l").subscribe(0, r -> { }, LONG);
+                Awaitility.await("an idle client of a live server stays connected").during(Duration.ofSeconds(5))
+                        .atMost(Duration.ofSeconds(7)).until(() -> c.state() == ConnectionState.CONNECTED);
+                child.freeze();
+                Awaitility.await("the frozen server noticed").atMost(Duration.ofSeconds(30))
+                        .until(() -> c.state() != ConnectionState.CONNECTED);
+            } finally {
+                child.thaw();
+                c.close();
+            }
+        }
+    }
+
+    /**
      * A frozen server (SIGSTOP) stops reading: async appends of 100 KB fill the socket's buffers and
      * the next one blocks its caller's thread in the write. Its request times out and nothing was
      * pending, so no liveness ping ran and the caller stayed blocked for good, and {@code close()}

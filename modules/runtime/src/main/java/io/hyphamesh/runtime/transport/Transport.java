@@ -115,7 +115,10 @@ public final class Transport implements ControlPlane.Listener, AutoCloseable {
                 .num("max_batch", config.intValue("log.max-batch"))
                 .num("max_page", config.intValue("log.max-page"))
                 .num("max_doc_bytes", config.intValue("doc.max-bytes"))
-                .num("heartbeat_ms", Math.max(1000, config.duration("presence.stale-after").toMillis() / 3)).end();
+                .num("heartbeat_ms", Math.max(1000, config.duration("presence.stale-after").toMillis() / 3))
+                // how often this server pings an idle socket: a client that hears nothing for longer
+                // (plus a margin) may take the server for gone, even when it waits for no answer
+                .num("ping_interval_ms", config.duration("ws.ping-interval").toMillis()).end();
         this.connects = metrics.counter(Metric.WS_CONNECTS);
         this.rateLimits = new RateLimits(config, metrics);
         this.admission = new Admission(config.longValue("ws.admit-rate"), config.longValue("ws.admit-burst"),
