@@ -136,6 +136,8 @@ public enum Op {
     private final String wire;
     private final Permission permission;
     private final Resend resend;
+    /** {@code credit} and {@code unsubscribe}: they name a subscription id of the socket they come on. */
+    private final boolean namesSubscription;
     private final List<String> fields;
     private final String label;
 
@@ -144,6 +146,7 @@ public enum Op {
         this.wire = wire;
         this.permission = permission;
         this.resend = resend;
+        this.namesSubscription = wire.equals("credit") || wire.equals("unsubscribe");
         this.fields = List.of(fields);
         this.label = (kind == null ? "socket" : kind.prefix()) + "." + wire;
     }
@@ -166,6 +169,16 @@ public enum Op {
     /** Whether it may be sent again after a reconnect. */
     public Resend resend() {
         return resend;
+    }
+
+    /**
+     * True for {@code credit} and {@code unsubscribe} (of any kind): they name a subscription id
+     * that only the socket it was given on knows (a restarted server numbers from 1 again), so they
+     * are never sent on another socket, and with a {@code to} they must name that socket's
+     * subscription on that object.
+     */
+    public boolean namesSubscription() {
+        return namesSubscription;
     }
 
     /** True when a request with ({@code withProducer}) or without a producer may be resent after a reconnect. */

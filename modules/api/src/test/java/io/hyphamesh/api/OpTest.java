@@ -52,4 +52,13 @@ class OpTest {
         assertEquals("log.append", Op.APPEND.label());
         assertEquals(Op.LOG_CREDIT, Op.SOCKET_CREDIT.on(ObjectKind.LOG));
     }
+
+    @Test
+    void exactlyCreditAndUnsubscribeNameASubscription() {
+        java.util.Set<Op> expected = java.util.EnumSet.of(Op.SOCKET_CREDIT, Op.SOCKET_UNSUBSCRIBE, Op.LOG_CREDIT,
+                Op.LOG_UNSUBSCRIBE, Op.DOC_CREDIT, Op.DOC_UNSUBSCRIBE, Op.WS_CREDIT, Op.WS_UNSUBSCRIBE);
+        for (Op op : Op.values()) {
+            org.junit.jupiter.api.Assertions.assertEquals(expected.contains(op), op.namesSubscription(), op.name());
+        }
+    }
 }

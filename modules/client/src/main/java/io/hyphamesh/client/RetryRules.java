@@ -19,10 +19,6 @@ final class RetryRules {
             Op.SOCKET_CREDIT, Op.SOCKET_UNSUBSCRIBE, Op.LOG_CREDIT, Op.LOG_UNSUBSCRIBE, Op.DOC_CREDIT,
             Op.DOC_UNSUBSCRIBE, Op.WS_CREDIT, Op.WS_UNSUBSCRIBE, Op.PRESENCE_HEARTBEAT);
 
-    /** Requests that name a subscription id of the socket they go out on: meaningless on any other. */
-    private static final Set<Op> SOCKET_BOUND = EnumSet.of(Op.SOCKET_CREDIT, Op.SOCKET_UNSUBSCRIBE, Op.LOG_CREDIT,
-            Op.LOG_UNSUBSCRIBE, Op.DOC_CREDIT, Op.DOC_UNSUBSCRIBE, Op.WS_CREDIT, Op.WS_UNSUBSCRIBE);
-
     private RetryRules() {
     }
 
@@ -31,7 +27,7 @@ final class RetryRules {
      * name another subscription on the next socket (ids start again at 1 in a restarted server).
      */
     static boolean socketBound(Op op) {
-        return SOCKET_BOUND.contains(op);
+        return op.namesSubscription();
     }
 
     /** True when {@code frame} may go out again after a reconnect. */

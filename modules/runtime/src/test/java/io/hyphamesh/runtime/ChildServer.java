@@ -82,17 +82,18 @@ final class ChildServer implements AutoCloseable {
 
     /** SIGSTOP: the process stops reading its sockets; what clients send waits in the kernel's buffers. */
     void freeze() throws Exception {
-        Process p = new ProcessBuilder("kill", "-STOP", Long.toString(process.pid())).inheritIO().start();
-        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new AssertionError("kill -STOP " + process.pid() + " failed");
-        }
+        signal("STOP");
     }
 
     /** SIGCONT: a frozen process runs again. */
     void thaw() throws Exception {
-        Process p = new ProcessBuilder("kill", "-CONT", Long.toString(process.pid())).inheritIO().start();
+        signal("CONT");
+    }
+
+    private void signal(String name) throws Exception {
+        Process p = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
         if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new AssertionError("kill -CONT " + process.pid() + " failed");
+            throw new AssertionError("kill -" + name + " " + process.pid() + " failed");
         }
     }
 

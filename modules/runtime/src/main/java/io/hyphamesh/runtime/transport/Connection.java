@@ -533,7 +533,7 @@ final class Connection implements Session {
             }
             ObjectId target = ObjectId.parseTarget(workspace, to);
             Op op = Op.of(target.kind(), name);
-            if (op.wire().equals("credit") || op.wire().equals("unsubscribe")) {
+            if (op.namesSubscription()) {
                 // with a `to` the effect is the socket op's (PROTOCOL.md): the subscription must be
                 // this socket's, on that object; a Doc or the workspace would answer {} for any number
                 long sub = frame.longValue("sub");
